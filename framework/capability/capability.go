@@ -1,0 +1,160 @@
+package capability
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Name identifies a capability, e.g. "pid-target". Names are API: profiles,
+// labels and reports use them.
+type Name string
+
+// Definition describes one capability.
+type Definition struct {
+	Name    Name   `json:"name"`
+	Summary string `json:"summary"`
+	// Requirements are the IDs (REQUIREMENTS.md) the capability's specs verify.
+	Requirements []string `json:"requirements"`
+	// Required capabilities must work on every runtime the requirement
+	// applies to: declaring them unsupported does not excuse a failure (a
+	// runtime must reject an invalid target_id, whatever it declares). The
+	// others are judged against the declaration: an unsupported mode is
+	// conformant when the runtime refuses it with an error.
+	Required bool `json:"required"`
+}
+
+// The capabilities. Keep All in the same order: it is the matrix's row order.
+const (
+	PIDContainer       Name = "pid-container"
+	PIDPod             Name = "pid-pod"
+	PIDNode            Name = "pid-node"
+	PIDTarget          Name = "pid-target"
+	PIDTargetPod       Name = "pid-target-pod"
+	TargetIDValidation Name = "target-id-validation"
+	UnknownModeError   Name = "unknown-namespace-mode-error"
+	NetPod             Name = "net-pod"
+	IPCPod             Name = "ipc-pod"
+	ProcRootFS         Name = "proc-root-fs"
+	PtraceRules        Name = "ptrace-rules"
+	NoSideEffects      Name = "no-side-effects"
+	PullAtDebugTime    Name = "image-pull-at-debug-time"
+	Exec               Name = "exec"
+	Attach             Name = "attach"
+	Logs               Name = "logs"
+	StoryOps           Name = "story-ops"
+)
+
+var all = []Definition{
+	{PIDContainer, "PID CONTAINER: an isolated PID namespace, the container's own process is PID 1", []string{"CRI-1"}, false},
+	{PIDPod, "PID POD: containers of a sandbox share one PID namespace whose PID 1 is the infra process", []string{"CRI-1"}, false},
+	{PIDNode, "PID NODE: the host's PID namespace", []string{"CRI-1"}, false},
+	{PIDTarget, "PID TARGET into an isolated container: sees that container's processes and no sibling's", []string{"CRI-2"}, false},
+	{PIDTargetPod, "PID TARGET into a container of a POD-mode sandbox joins the pod namespace", []string{"CRI-2"}, false},
+	{TargetIDValidation, "target_id must name a container of the same sandbox; anything else is rejected", []string{"CRI-3"}, true},
+	{UnknownModeError, "an unknown NamespaceMode value is an error, never a silent fallback", []string{"CRI-4", "SKEW-3"}, true},
+	{NetPod, "containers of a sandbox share its network namespace (localhost, IP, hostname)", []string{"CRI-5"}, false},
+	{IPCPod, "containers of a sandbox share its IPC namespace in POD mode", []string{"CRI-5"}, false},
+	{ProcRootFS, "a targeting debug container reads the target's filesystem through /proc/<pid>/root", []string{"CRI-6"}, false},
+	{PtraceRules, "ptrace access rules: another user's process needs SYS_PTRACE, the same user's does not", []string{"SEC-3", "CRI-6", "STORY-DEBUG"}, false},
+	{NoSideEffects, "a debug container's life leaves the target's state, start time, PID and attempt unchanged", []string{"LIFE-5"}, true},
+	{PullAtDebugTime, "the debug image is absent before and pulled at debug time", []string{"LIFE-6"}, true},
+	{Exec, "ExecSync and streaming exec into a debug container", []string{"CRI-8"}, true},
+	{Attach, "attach to a debug container with stdin and a TTY", []string{"CRI-8"}, true},
+	{Logs, "a debug container's output is in its CRI log", []string{"CRI-8", "LIFE-4"}, true},
+	{StoryOps, "the operations story end to end on a distroless target", []string{"STORY-OPS", "CRI-2", "CRI-5", "CRI-6"}, false},
+}
+
+// All returns every capability definition in matrix order.
+func All() []Definition { return append([]Definition(nil), all...) }
+
+// Lookup finds a capability by name.
+func Lookup(name string) (Definition, error) {
+	for _, d := range all {
+		if string(d.Name) == name {
+			return d, nil
+		}
+	}
+	names := make([]string, 0, len(all))
+	for _, d := range all {
+		names = append(names, string(d.Name))
+	}
+	sort.Strings(names)
+	return Definition{}, fmt.Errorf("unknown capability %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// MustLookup is Lookup for names that are constants of this package.
+func MustLookup(n Name) Definition {
+	d, err := Lookup(string(n))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// Support is what a profile declares for a capability.
+type Support string
+
+const (
+	Supported   Support = "supported"
+	Unsupported Support = "unsupported"
+	// NotApplicable: the capability cannot exist on this platform (PID
+	// namespaces on Windows). Its specs skip with the reason.
+	NotApplicable Support = "not-applicable"
+)
+
+// ParseSupport validates a declaration.
+func ParseSupport(s string) (Support, error) {
+	switch Support(s) {
+	case Supported, Unsupported, NotApplicable:
+		return Support(s), nil
+	}
+	return "", fmt.Errorf("invalid support %q (want supported, unsupported or not-applicable)", s)
+}
+
+// Outcome is what a spec saw the runtime do.
+type Outcome string
+
+const (
+	// Works: the runtime did what the requirement says.
+	Works Outcome = "works"
+	// Refused: the runtime returned an error for the request.
+	Refused Outcome = "refused"
+	// Deviated: the runtime accepted the request and did something else
+	// (joined another namespace, accepted an invalid value, ...).
+	Deviated Outcome = "deviated"
+)
+
+// Verdict is the judgement of a capability.
+type Verdict string
+
+const (
+	Conformant    Verdict = "conformant"
+	Nonconformant Verdict = "nonconformant"
+	NotObserved   Verdict = "not-observed"
+	// VerdictNotApplicable: declared not applicable and not exercised.
+	VerdictNotApplicable Verdict = "not-applicable"
+)
+
+// Judge decides whether an outcome is conformant for what was declared.
+func Judge(def Definition, declared Support, outcome Outcome) (Verdict, string) {
+	if outcome == Works {
+		if declared == Unsupported {
+			return Conformant, "works although the profile declares it unsupported"
+		}
+		return Conformant, "works as required"
+	}
+	if def.Required {
+		return Nonconformant, fmt.Sprintf("%s, but every runtime must support this", outcome)
+	}
+	switch declared {
+	case Supported:
+		return Nonconformant, fmt.Sprintf("declared supported but %s", outcome)
+	case Unsupported:
+		if outcome == Refused {
+			return Conformant, "declared unsupported and refused with an error"
+		}
+		return Nonconformant, "declared unsupported but accepted and did something else: a runtime must return an error for a mode it does not implement"
+	}
+	return Nonconformant, fmt.Sprintf("declared %s but exercised: %s", declared, outcome)
+}

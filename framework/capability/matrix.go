@@ -1,0 +1,145 @@
+package capability
+
+import "sort"
+
+// RuntimeInfo identifies the runtime under test.
+type RuntimeInfo struct {
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	APIVersion string `json:"apiVersion"`
+	Endpoint   string `json:"endpoint"`
+	OS         string `json:"os"`
+	// Embedded is true for the suite's own containerd.
+	Embedded bool `json:"embedded"`
+}
+
+// SpecRef is one spec behind a matrix cell.
+type SpecRef struct {
+	Name         string   `json:"name"`
+	State        string   `json:"state"`
+	Requirements []string `json:"requirements,omitempty"`
+}
+
+// Cell is a capability's result at one layer.
+type Cell struct {
+	Verdict      Verdict       `json:"verdict"`
+	Observed     []string      `json:"observed,omitempty"`
+	Reasons      []string      `json:"reasons,omitempty"`
+	Specs        []SpecRef     `json:"specs,omitempty"`
+	Requirements []string      `json:"requirements,omitempty"`
+	Observations []Observation `json:"observations,omitempty"`
+}
+
+// Row is one capability across layers.
+type Row struct {
+	Capability Name           `json:"capability"`
+	Summary    string         `json:"summary"`
+	Required   bool           `json:"required"`
+	Declared   Support        `json:"declared"`
+	Layers     map[Layer]Cell `json:"layers"`
+}
+
+// Matrix is the per-runtime capability matrix: declared against observed.
+type Matrix struct {
+	Runtime RuntimeInfo `json:"runtime"`
+	Profile string      `json:"profile"`
+	Layers  []Layer     `json:"layers"`
+	Rows    []Row       `json:"rows"`
+}
+
+// SpecObservations are the observations one spec recorded, with its outcome.
+type SpecObservations struct {
+	Spec         SpecRef
+	Observations []Observation
+}
+
+// Compute builds the matrix. Each observation is judged against the declared
+// support; a cell is nonconformant if any of its observations is; a cell whose
+// specs ran but recorded nothing (they failed or were skipped before
+// observing) is not-observed.
+func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers []Layer, specs []SpecObservations) Matrix {
+	m := Matrix{Runtime: rt, Profile: profile, Layers: layers}
+	byCap := map[Name]map[Layer]*Cell{}
+	cell := func(n Name, l Layer) *Cell {
+		if byCap[n] == nil {
+			byCap[n] = map[Layer]*Cell{}
+		}
+		if byCap[n][l] == nil {
+			byCap[n][l] = &Cell{Verdict: NotObserved}
+		}
+		return byCap[n][l]
+	}
+	for _, s := range specs {
+		seen := map[Name]map[Layer]bool{}
+		for _, o := range s.Observations {
+			def, err := Lookup(string(o.Capability))
+			if err != nil {
+				continue
+			}
+			o.Declared = declared[o.Capability]
+			o.Verdict, o.Reason = Judge(def, o.Declared, o.Outcome)
+			c := cell(o.Capability, o.Layer)
+			c.Observations = append(c.Observations, o)
+			c.Observed = appendUnique(c.Observed, o.Observed)
+			c.Reasons = appendUnique(c.Reasons, o.Reason)
+			for _, r := range o.Requirements {
+				c.Requirements = appendUnique(c.Requirements, r)
+			}
+			switch {
+			case o.Verdict == Nonconformant:
+				c.Verdict = Nonconformant
+			case c.Verdict == NotObserved:
+				c.Verdict = Conformant
+			}
+			if seen[o.Capability] == nil {
+				seen[o.Capability] = map[Layer]bool{}
+			}
+			if !seen[o.Capability][o.Layer] {
+				seen[o.Capability][o.Layer] = true
+				c.Specs = append(c.Specs, s.Spec)
+			}
+		}
+	}
+	for _, def := range all {
+		d := declared[def.Name]
+		row := Row{Capability: def.Name, Summary: def.Summary, Required: def.Required, Declared: d, Layers: map[Layer]Cell{}}
+		for _, l := range layers {
+			c := Cell{Verdict: NotObserved}
+			if p := byCap[def.Name][l]; p != nil {
+				c = *p
+			} else if d == NotApplicable {
+				c.Verdict = VerdictNotApplicable
+			}
+			sort.Strings(c.Requirements)
+			row.Layers[l] = c
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	return m
+}
+
+// Nonconformant lists the capabilities judged nonconformant at any layer.
+func (m Matrix) Nonconformant() []Name {
+	var out []Name
+	for _, r := range m.Rows {
+		for _, l := range m.Layers {
+			if r.Layers[l].Verdict == Nonconformant {
+				out = append(out, r.Capability)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func appendUnique(list []string, s string) []string {
+	if s == "" {
+		return list
+	}
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}

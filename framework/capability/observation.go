@@ -1,0 +1,36 @@
+package capability
+
+// Layer is where a capability was observed.
+type Layer string
+
+const (
+	// LayerCRI: straight through the CRI.
+	LayerCRI Layer = "cri"
+	// LayerCluster: through the Kubernetes API and a real kubelet.
+	LayerCluster Layer = "cluster"
+)
+
+// Observation is one spec's record of what the runtime did for a capability.
+// Specs attach it to their report; the matrix is computed from all of them.
+type Observation struct {
+	Capability Name    `json:"capability"`
+	Layer      Layer   `json:"layer"`
+	Outcome    Outcome `json:"outcome"`
+	// Observed is a short phrase for the matrix: "target namespace",
+	// "refused: InvalidArgument", "sandbox namespace".
+	Observed string `json:"observed"`
+	// Evidence is what proves it: ps output, the gRPC status, file content.
+	Evidence     string   `json:"evidence,omitempty"`
+	Requirements []string `json:"requirements,omitempty"`
+	// Case tells apart several observations of one capability in one spec
+	// (for example each invalid target_id).
+	Case string `json:"case,omitempty"`
+	// Declared and Verdict are filled when the observation is judged.
+	Declared Support `json:"declared,omitempty"`
+	Verdict  Verdict `json:"verdict,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+}
+
+// ReportEntryName is the Ginkgo report entry under which observations travel
+// from specs (on any parallel process) to the suite's report.
+const ReportEntryName = "ectest.observation"

@@ -1,0 +1,132 @@
+package framework
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/runtimes"
+)
+
+// Config is everything a run is told. It is filled from flags, validated
+// once before any spec runs, and never written afterwards.
+type Config struct {
+	// RuntimeEndpoint is the CRI runtime under test (unix:// or npipe://).
+	// Empty: start the embedded containerd.
+	RuntimeEndpoint string
+	// ImageEndpoint is the CRI image service (RuntimeEndpoint if empty).
+	ImageEndpoint string
+	// RuntimeHandler is the RuntimeClass handler for sandboxes.
+	RuntimeHandler string
+	// Profile is a builtin profile name, a profile file, or "auto".
+	Profile string
+	// ImagesFile overrides the suite's images (see fixtures/images.File).
+	ImagesFile string
+	// ReportDir receives JUnit, JSON, matrix and benchmark reports.
+	ReportDir string
+	// RegistryAddr is where the in-process loopback registry listens.
+	RegistryAddr string
+	// Embedded runtime settings (used only without RuntimeEndpoint).
+	Containerd string
+	CNIBinDir  string
+	Busybox    string
+
+	// Filled by Validate.
+	LoadedProfile *runtimes.Profile `json:"-"`
+	LoadedImages  *images.File      `json:"-"`
+}
+
+// RegisterFlags binds the configuration to a flag set. Names follow critest
+// where they overlap.
+func RegisterFlags(fs *flag.FlagSet, c *Config) {
+	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", "", "CRI runtime endpoint (unix:///path or npipe:////./pipe/name); empty starts the embedded containerd")
+	fs.StringVar(&c.ImageEndpoint, "image-endpoint", "", "CRI image endpoint (default: the runtime endpoint)")
+	fs.StringVar(&c.RuntimeHandler, "runtime-handler", "", "runtime handler (RuntimeClass) for sandboxes")
+	fs.StringVar(&c.Profile, "profile", runtimes.Auto, "runtime profile: a builtin name, a profile file, or auto (pick from the CRI Version)")
+	fs.StringVar(&c.ImagesFile, "images-file", "", "YAML file overriding the test images per OS (see README)")
+	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md")
+	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry")
+	fs.StringVar(&c.Containerd, "embedded-containerd", "containerd", "containerd binary for the embedded runtime")
+	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", defaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
+	fs.StringVar(&c.Busybox, "busybox", "/bin/busybox", "static busybox for the debug image the suite builds")
+}
+
+func defaultReportDir() string {
+	if a := os.Getenv("ARTIFACTS"); a != "" {
+		return a
+	}
+	return "_artifacts"
+}
+
+func defaultCNIBinDir() string {
+	for _, d := range []string{"/usr/lib/cni", "/opt/cni/bin"} {
+		if _, err := os.Stat(filepath.Join(d, "bridge")); err == nil {
+			return d
+		}
+	}
+	return "/usr/lib/cni"
+}
+
+// Validate checks the configuration and loads the files it names. Checks
+// that need the runtime (is the endpoint a socket, does it answer) are the
+// CRI package's Preflight.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.ImageEndpoint != "" && c.RuntimeEndpoint == "" {
+		errs = append(errs, errors.New("-image-endpoint needs -runtime-endpoint"))
+	}
+	if c.RuntimeEndpoint == "" && runtime.GOOS != "linux" {
+		errs = append(errs, errors.New("the embedded runtime exists only on Linux: give -runtime-endpoint"))
+	}
+	p, err := runtimes.Load(c.Profile)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.LoadedProfile = p
+	if c.ImagesFile != "" {
+		f, err := images.LoadFile(c.ImagesFile)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		c.LoadedImages = f
+	}
+	if _, _, err := net.SplitHostPort(c.RegistryAddr); err != nil {
+		errs = append(errs, fmt.Errorf("-registry-addr %q: %v", c.RegistryAddr, err))
+	}
+	if c.ReportDir == "" {
+		errs = append(errs, errors.New("-report-dir is empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// ImageEndpointOrDefault is the image service endpoint to dial.
+func (c *Config) ImageEndpointOrDefault() string {
+	if c.ImageEndpoint != "" {
+		return c.ImageEndpoint
+	}
+	return c.RuntimeEndpoint
+}
+
+// Exit prints err as one line per problem, prefixed with "ectest:", and exits 2.
+func Exit(err error) {
+	fmt.Fprintln(os.Stderr, "ectest: "+oneLine(err))
+	os.Exit(2)
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r == '\n' {
+			out = append(out, ';', ' ')
+			continue
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}

@@ -1,0 +1,391 @@
+package cri
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Label keys the suite puts on everything it creates, so a run's leftovers
+// can be found (and reported as leaks) on any runtime.
+const (
+	LabelSuite = "ectest.io/suite"
+	LabelRun   = "ectest.io/run"
+	LabelSpec  = "ectest.io/spec"
+)
+
+// Session is what every spec of a process shares: the connections and the
+// run's environment. It is created once per process, before specs run.
+type Session struct {
+	Runtime  *Conn
+	Image    *Conn
+	Images   images.Set
+	Handler  string
+	RunID    string
+	LogRoot  string
+	Checker  *capability.Checker
+	Timeouts framework.Timeouts
+	// Registry is the loopback registry's host:port ("" when there is none).
+	Registry string
+}
+
+// Framework is one spec's view of the runtime: everything it creates gets a
+// unique name and is removed by a DeferCleanup registered right after creation.
+type Framework struct {
+	*Session
+	// Token is unique to the spec; names, argv markers and files carry it.
+	Token string
+}
+
+// New starts a spec's framework. Call it inside a setup or subject node.
+func New(s *Session) *Framework {
+	return &Framework{Session: s, Token: randomToken()}
+}
+
+func randomToken() string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Sandbox is a running pod sandbox created by a spec.
+type Sandbox struct {
+	ID     string
+	Config *runtimeapi.PodSandboxConfig
+}
+
+// SandboxOptions shape a sandbox. The zero value is a sandbox as the kubelet
+// makes it for a pod without shareProcessNamespace: PID CONTAINER, network
+// and IPC POD.
+type SandboxOptions struct {
+	PID, Network, IPC runtimeapi.NamespaceMode
+	// SharePID makes the sandbox's PID mode POD (shareProcessNamespace: true).
+	SharePID bool
+}
+
+func (f *Framework) sandboxConfig(opts SandboxOptions) (*runtimeapi.PodSandboxConfig, error) {
+	logDir := filepath.Join(f.LogRoot, f.Token)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	pid := opts.PID
+	if pid == runtimeapi.NamespaceMode_POD && !opts.SharePID {
+		pid = runtimeapi.NamespaceMode_CONTAINER
+	}
+	return &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{
+			Name: "ectest-" + f.Token, Namespace: "ectest-" + f.RunID, Uid: "ectest-" + f.Token,
+		},
+		Hostname:     "ectest-" + f.Token,
+		LogDirectory: logDir,
+		Labels:       map[string]string{LabelSuite: "cri", LabelRun: f.RunID, LabelSpec: f.Token},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			CgroupParent: "/ectest",
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, Network: opts.Network, Ipc: opts.IPC},
+			},
+		},
+	}, nil
+}
+
+// TryRunSandbox runs a sandbox and registers its removal; the error is the
+// runtime's, for specs that expect a refusal.
+func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sandbox, error) {
+	ginkgo.GinkgoHelper()
+	cfg, err := f.sandboxConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	ginkgo.DeferCleanup(os.RemoveAll, cfg.LogDirectory)
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.ImagePull+f.Timeouts.RuntimeCall)
+	defer cancel()
+	resp, err := f.Runtime.Runtime.RunPodSandbox(cctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: f.Handler})
+	if resp != nil && resp.PodSandboxId != "" {
+		ginkgo.DeferCleanup(f.removeSandbox, resp.PodSandboxId)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Sandbox{ID: resp.PodSandboxId, Config: cfg}, nil
+}
+
+// RunSandbox is TryRunSandbox for specs that need the sandbox.
+func (f *Framework) RunSandbox(ctx context.Context, opts SandboxOptions) *Sandbox {
+	ginkgo.GinkgoHelper()
+	sb, err := f.TryRunSandbox(ctx, opts)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "RunPodSandbox: %s", StatusText(err))
+	return sb
+}
+
+func (f *Framework) removeSandbox(id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
+	defer cancel()
+	var errs []error
+	if _, err := f.Runtime.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil {
+		errs = append(errs, fmt.Errorf("StopPodSandbox %s: %s", id, StatusText(err)))
+	}
+	if _, err := f.Runtime.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil {
+		errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %s", id, StatusText(err)))
+	}
+	return errors.Join(errs...)
+}
+
+// Container is a container created by a spec.
+type Container struct {
+	ID      string
+	Name    string
+	Sandbox *Sandbox
+	Config  *runtimeapi.ContainerConfig
+	// Marker is an argv substring unique to this container's main process.
+	Marker string
+}
+
+// LogPath is the container's log file on the host.
+func (c *Container) LogPath() string {
+	return filepath.Join(c.Sandbox.Config.LogDirectory, c.Config.LogPath)
+}
+
+// ContainerOptions shape a container. Namespace modes default to what the
+// kubelet sends for a pod without shareProcessNamespace (PID CONTAINER).
+type ContainerOptions struct {
+	Name  string
+	Image string
+	// Command replaces the image entrypoint; Args are its arguments.
+	Command, Args []string
+	PID           runtimeapi.NamespaceMode
+	// PIDSet says PID was given explicitly (POD is the zero value).
+	PIDSet       bool
+	TargetID     string
+	Network, IPC runtimeapi.NamespaceMode
+	RunAsUser    *int64
+	AddCaps      []string
+	Stdin, TTY   bool
+	StdinOnce    bool
+	Env          map[string]string
+}
+
+func (f *Framework) containerConfig(opts ContainerOptions) *runtimeapi.ContainerConfig {
+	pid := opts.PID
+	if !opts.PIDSet && pid == runtimeapi.NamespaceMode_POD {
+		pid = runtimeapi.NamespaceMode_CONTAINER
+	}
+	var envs []*runtimeapi.KeyValue
+	for k, v := range opts.Env {
+		envs = append(envs, &runtimeapi.KeyValue{Key: k, Value: []byte(v)})
+	}
+	sc := &runtimeapi.LinuxContainerSecurityContext{
+		NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, TargetId: opts.TargetID, Network: opts.Network, Ipc: opts.IPC},
+	}
+	if opts.RunAsUser != nil {
+		sc.RunAsUser = &runtimeapi.Int64Value{Value: *opts.RunAsUser}
+	}
+	if len(opts.AddCaps) > 0 {
+		sc.Capabilities = &runtimeapi.Capability{AddCapabilities: opts.AddCaps}
+	}
+	return &runtimeapi.ContainerConfig{
+		Metadata:  &runtimeapi.ContainerMetadata{Name: opts.Name},
+		Image:     &runtimeapi.ImageSpec{Image: opts.Image},
+		Command:   opts.Command,
+		Args:      opts.Args,
+		Envs:      envs,
+		LogPath:   opts.Name + ".log",
+		Stdin:     opts.Stdin,
+		StdinOnce: opts.StdinOnce,
+		Tty:       opts.TTY,
+		Labels:    map[string]string{LabelSuite: "cri", LabelRun: f.RunID, LabelSpec: f.Token},
+		Linux:     &runtimeapi.LinuxContainerConfig{SecurityContext: sc},
+	}
+}
+
+// TryCreateContainer creates (not starts) a container and registers its
+// removal. The error is the runtime's, for specs that expect a refusal.
+func (f *Framework) TryCreateContainer(ctx context.Context, sb *Sandbox, opts ContainerOptions) (*Container, error) {
+	ginkgo.GinkgoHelper()
+	cfg := f.containerConfig(opts)
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	resp, err := f.Runtime.Runtime.CreateContainer(cctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.ID, Config: cfg, SandboxConfig: sb.Config})
+	if resp != nil && resp.ContainerId != "" {
+		ginkgo.DeferCleanup(f.removeContainer, resp.ContainerId)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Container{ID: resp.ContainerId, Name: opts.Name, Sandbox: sb, Config: cfg}, nil
+}
+
+// TryStartContainer creates and starts a container.
+func (f *Framework) TryStartContainer(ctx context.Context, sb *Sandbox, opts ContainerOptions) (*Container, error) {
+	ginkgo.GinkgoHelper()
+	c, err := f.TryCreateContainer(ctx, sb, opts)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	if _, err := f.Runtime.Runtime.StartContainer(cctx, &runtimeapi.StartContainerRequest{ContainerId: c.ID}); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// StartContainer is TryStartContainer for specs that need the container.
+func (f *Framework) StartContainer(ctx context.Context, sb *Sandbox, opts ContainerOptions) *Container {
+	ginkgo.GinkgoHelper()
+	c, err := f.TryStartContainer(ctx, sb, opts)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create and start container %q: %s", opts.Name, StatusText(err))
+	return c
+}
+
+func (f *Framework) removeContainer(id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
+	defer cancel()
+	var errs []error
+	if _, err := f.Runtime.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0}); err != nil && !isNotFound(err) {
+		errs = append(errs, fmt.Errorf("StopContainer %s: %s", id, StatusText(err)))
+	}
+	if _, err := f.Runtime.Runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil && !isNotFound(err) {
+		errs = append(errs, fmt.Errorf("RemoveContainer %s: %s", id, StatusText(err)))
+	}
+	return errors.Join(errs...)
+}
+
+// StopContainer stops a container now (SIGKILL after no grace period).
+func (f *Framework) StopContainer(ctx context.Context, c *Container) error {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	_, err := f.Runtime.Runtime.StopContainer(cctx, &runtimeapi.StopContainerRequest{ContainerId: c.ID, Timeout: 0})
+	return err
+}
+
+// RemoveContainer removes a container now (its cleanup then finds nothing).
+func (f *Framework) RemoveContainer(ctx context.Context, c *Container) error {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	_, err := f.Runtime.Runtime.RemoveContainer(cctx, &runtimeapi.RemoveContainerRequest{ContainerId: c.ID})
+	return err
+}
+
+// Status returns the container's CRI status.
+func (f *Framework) Status(ctx context.Context, c *Container) (*runtimeapi.ContainerStatus, error) {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	resp, err := f.Runtime.Runtime.ContainerStatus(cctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.ID})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Status, nil
+}
+
+// ExecResult is the outcome of an ExecSync.
+type ExecResult struct {
+	Cmd      []string
+	Stdout   string
+	Stderr   string
+	ExitCode int32
+}
+
+func (r ExecResult) String() string {
+	return fmt.Sprintf("$ %s\n(exit %d)\nstdout:\n%s\nstderr:\n%s", strings.Join(r.Cmd, " "), r.ExitCode, r.Stdout, r.Stderr)
+}
+
+// Exec runs a command with ExecSync. err is a failed call, not a non-zero exit.
+func (f *Framework) Exec(ctx context.Context, c *Container, cmd ...string) (ExecResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.Exec+5*time.Second)
+	defer cancel()
+	resp, err := f.Runtime.Runtime.ExecSync(cctx, &runtimeapi.ExecSyncRequest{ContainerId: c.ID, Cmd: cmd, Timeout: int64(f.Timeouts.Exec.Seconds())})
+	if err != nil {
+		return ExecResult{Cmd: cmd}, fmt.Errorf("ExecSync %v in %s: %s", cmd, c.Name, StatusText(err))
+	}
+	return ExecResult{Cmd: cmd, Stdout: string(resp.Stdout), Stderr: string(resp.Stderr), ExitCode: resp.ExitCode}, nil
+}
+
+// MustExec runs a command that must succeed and returns its stdout.
+func (f *Framework) MustExec(ctx context.Context, c *Container, cmd ...string) string {
+	ginkgo.GinkgoHelper()
+	r, err := f.Exec(ctx, c, cmd...)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	gomega.Expect(r.ExitCode).To(gomega.BeZero(), "command failed in container %s:\n%s", c.Name, r)
+	return r.Stdout
+}
+
+// Processes lists the processes a container with busybox/procps ps sees.
+func (f *Framework) Processes(ctx context.Context, c *Container) ([]Process, string, error) {
+	r, err := f.Exec(ctx, c, "ps", "-o", "pid,user,args")
+	if err != nil {
+		return nil, "", err
+	}
+	if r.ExitCode != 0 {
+		return nil, r.String(), fmt.Errorf("ps failed in %s:\n%s", c.Name, r)
+	}
+	procs, err := ParsePS(r.Stdout)
+	return procs, r.Stdout, err
+}
+
+// Logs reads the container's CRI log file (the runtime writes it on this host).
+func (f *Framework) Logs(c *Container) (string, error) {
+	data, err := os.ReadFile(c.LogPath())
+	if err != nil {
+		return "", err
+	}
+	lines, err := ParseLog(string(data))
+	if err != nil {
+		return "", err
+	}
+	return Text(lines), nil
+}
+
+// ImagePresent reports whether the image service has the image.
+func (f *Framework) ImagePresent(ctx context.Context, ref string) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	resp, err := f.Image.Image.ImageStatus(cctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
+	if err != nil {
+		return false, err
+	}
+	return resp.Image != nil, nil
+}
+
+// PullImage pulls an image and registers its removal.
+func (f *Framework) PullImage(ctx context.Context, ref string) (string, error) {
+	ginkgo.GinkgoHelper()
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.ImagePull)
+	defer cancel()
+	resp, err := f.Image.Image.PullImage(cctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
+	if err != nil {
+		return "", err
+	}
+	ginkgo.DeferCleanup(f.removeImage, resp.ImageRef)
+	return resp.ImageRef, nil
+}
+
+func (f *Framework) removeImage(ref string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
+	defer cancel()
+	if _, err := f.Image.Image.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}}); err != nil && !isNotFound(err) {
+		return fmt.Errorf("RemoveImage %s: %s", ref, StatusText(err))
+	}
+	return nil
+}
+
+// copyLimited reads at most n bytes of r.
+func copyLimited(r io.Reader, n int64) string {
+	var b bytes.Buffer
+	_, _ = io.CopyN(&b, r, n)
+	return b.String()
+}

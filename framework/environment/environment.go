@@ -1,0 +1,241 @@
+// Package environment brings up what a run needs before specs start, once
+// per run (parallel process 1): the loopback registry, the test images, the
+// embedded containerd when no endpoint is given, and the runtime profile.
+// Down takes all of it away again and returns every error.
+package environment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/fixtures/registry"
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/runtimes"
+	"github.com/ectest/ectest/runtimes/embedded"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Environment is what every parallel process needs to know about the run.
+// It is serialized from process 1 to the others.
+type Environment struct {
+	RunID           string                 `json:"runID"`
+	RuntimeEndpoint string                 `json:"runtimeEndpoint"`
+	ImageEndpoint   string                 `json:"imageEndpoint"`
+	RuntimeHandler  string                 `json:"runtimeHandler"`
+	Runtime         capability.RuntimeInfo `json:"runtime"`
+	Profile         *runtimes.Profile      `json:"profile"`
+	Images          images.Set             `json:"images"`
+	Registry        string                 `json:"registry"`
+	LogRoot         string                 `json:"logRoot"`
+	ReportDir       string                 `json:"reportDir"`
+}
+
+// Marshal and Unmarshal carry the environment between parallel processes.
+func (e *Environment) Marshal() []byte {
+	b, err := json.Marshal(e)
+	if err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	return b
+}
+
+// Unmarshal decodes what Marshal produced.
+func Unmarshal(b []byte) (*Environment, error) {
+	var e Environment
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, fmt.Errorf("environment from process 1: %w", err)
+	}
+	return &e, nil
+}
+
+// Handle owns what Up started.
+type Handle struct {
+	Env      *Environment
+	registry *registry.Registry
+	embedded *embedded.Runtime
+	// pulled are images this run pulled into a runtime that did not have
+	// them; Down removes them from runtimes the suite does not own.
+	pulled []string
+}
+
+// Up brings the environment up. On error, what was started is stopped again.
+func Up(ctx context.Context, cfg *framework.Config, runID string) (h *Handle, err error) {
+	h = &Handle{Env: &Environment{RunID: runID, RuntimeHandler: cfg.RuntimeHandler, ReportDir: cfg.ReportDir}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, h.Down(context.Background()))
+			h = nil
+		}
+	}()
+	if err := os.MkdirAll(cfg.ReportDir, 0o755); err != nil {
+		return h, err
+	}
+	h.Env.LogRoot = filepath.Join(os.TempDir(), "ectest-logs-"+runID)
+	if err := os.MkdirAll(h.Env.LogRoot, 0o755); err != nil {
+		return h, err
+	}
+
+	// Images: the suite's own Linux images unless the images file names them all.
+	nodeOS := runtime.GOOS
+	override := cfg.LoadedImages.For(nodeOS, 0)
+	if h.registry, err = registry.Start(cfg.RegistryAddr); err != nil {
+		return h, err
+	}
+	h.Env.Registry = h.registry.Addr()
+	set := images.Set{}
+	if nodeOS == "linux" && len(override) < len(images.Roles) {
+		set, err = images.BuildAndPush(ctx, h.Env.Registry, images.BuildOptions{Busybox: cfg.Busybox})
+		if err != nil {
+			return h, err
+		}
+	}
+	h.Env.Images = images.Merge(set, override)
+
+	// Runtime: the given endpoint, or the embedded containerd.
+	h.Env.RuntimeEndpoint, h.Env.ImageEndpoint = cfg.RuntimeEndpoint, cfg.ImageEndpointOrDefault()
+	if cfg.RuntimeEndpoint == "" {
+		h.embedded, err = embedded.Start(ctx, embedded.Options{
+			Containerd:   cfg.Containerd,
+			CNIBinDir:    cfg.CNIBinDir,
+			RegistryAddr: h.Env.Registry,
+			SandboxImage: h.Env.Images[images.Pause],
+			LogPath:      filepath.Join(cfg.ReportDir, "embedded-containerd.log"),
+		})
+		if err != nil {
+			return h, err
+		}
+		h.Env.RuntimeEndpoint, h.Env.ImageEndpoint = h.embedded.Endpoint(), h.embedded.Endpoint()
+	}
+	v, err := cri.Probe(ctx, h.Env.RuntimeEndpoint)
+	if err != nil {
+		return h, err
+	}
+	h.Env.Runtime = capability.RuntimeInfo{
+		Name: v.RuntimeName, Version: v.RuntimeVersion, APIVersion: v.RuntimeApiVersion,
+		Endpoint: h.Env.RuntimeEndpoint, OS: nodeOS, Embedded: h.embedded != nil,
+	}
+	h.Env.Profile = cfg.LoadedProfile
+	if h.Env.Profile == nil {
+		if h.Env.Profile, err = runtimes.Detect(v.RuntimeName, nodeOS); err != nil {
+			return h, err
+		}
+	}
+	if h.Env.Profile.OS != nodeOS {
+		return h, fmt.Errorf("profile %s is for %s nodes, but the runtime runs on %s", h.Env.Profile.Name, h.Env.Profile.OS, nodeOS)
+	}
+	// Pre-pull the images every spec uses, so parallel specs do not race to
+	// pull them (the pull-at-debug-time spec uses an image of its own).
+	if err := h.prePull(ctx, h.Env.Images[images.Debug], h.Env.Images[images.Target]); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+func (h *Handle) prePull(ctx context.Context, refs ...string) error {
+	conn, err := cri.Dial(h.Env.ImageEndpoint)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, ref := range refs {
+		st, err := conn.Image.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
+		if err != nil {
+			return fmt.Errorf("ImageStatus %s: %s", ref, cri.StatusText(err))
+		}
+		if st.Image != nil {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, framework.DefaultTimeouts.ImagePull)
+		resp, err := conn.Image.PullImage(pctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("pull %s (the runtime must be able to pull from the loopback registry %s over plain HTTP): %s", ref, h.Env.Registry, cri.StatusText(err))
+		}
+		h.pulled = append(h.pulled, resp.ImageRef)
+	}
+	return nil
+}
+
+// Leaks lists sandboxes of this run still present in the runtime: after all
+// specs' cleanups ran there must be none.
+func (h *Handle) Leaks(ctx context.Context) ([]string, error) {
+	conn, err := cri.Dial(h.Env.RuntimeEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	resp, err := conn.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{
+		Filter: &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{cri.LabelRun: h.Env.RunID}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ListPodSandbox: %s", cri.StatusText(err))
+	}
+	var out []string
+	for _, sb := range resp.Items {
+		out = append(out, fmt.Sprintf("%s (%s)", sb.Id, sb.Metadata.GetName()))
+	}
+	cresp, err := conn.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{
+		Filter: &runtimeapi.ContainerFilter{LabelSelector: map[string]string{cri.LabelRun: h.Env.RunID}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ListContainers: %s", cri.StatusText(err))
+	}
+	for _, c := range cresp.Containers {
+		out = append(out, fmt.Sprintf("container %s (%s)", c.Id, c.Metadata.GetName()))
+	}
+	return out, nil
+}
+
+// Down removes pulled images from a runtime the suite does not own, stops
+// the embedded runtime, the registry, and removes the log root.
+func (h *Handle) Down(ctx context.Context) error {
+	var errs []error
+	if h.embedded == nil && len(h.pulled) > 0 {
+		if conn, err := cri.Dial(h.Env.ImageEndpoint); err == nil {
+			for _, ref := range h.pulled {
+				if _, err := conn.Image.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}}); err != nil {
+					errs = append(errs, fmt.Errorf("RemoveImage %s: %s", ref, cri.StatusText(err)))
+				}
+			}
+			conn.Close()
+		}
+	}
+	if h.embedded != nil {
+		errs = append(errs, h.embedded.Stop())
+	}
+	if h.registry != nil {
+		errs = append(errs, h.registry.Close())
+	}
+	if h.Env.LogRoot != "" {
+		errs = append(errs, os.RemoveAll(h.Env.LogRoot))
+	}
+	return errors.Join(errs...)
+}
+
+// Session connects one parallel process to the environment.
+func (e *Environment) Session() (*cri.Session, error) {
+	rt, err := cri.Dial(e.RuntimeEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	img := rt
+	if e.ImageEndpoint != e.RuntimeEndpoint {
+		if img, err = cri.Dial(e.ImageEndpoint); err != nil {
+			rt.Close()
+			return nil, err
+		}
+	}
+	return &cri.Session{
+		Runtime: rt, Image: img, Images: e.Images, Handler: e.RuntimeHandler, RunID: e.RunID,
+		LogRoot: e.LogRoot, Registry: e.Registry, Timeouts: framework.DefaultTimeouts,
+		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI},
+	}, nil
+}

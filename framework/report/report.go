@@ -1,0 +1,209 @@
+// Package report writes a run's reports from the suite's merged Ginkgo
+// report: JUnit (testgrid-compatible) and JSON through Ginkgo's own
+// reporters, and the capability matrix as matrix.json and matrix.md.
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/onsi/ginkgo/v2/reporters"
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// File names in the report directory.
+const (
+	JUnitFile      = "junit_01.xml"
+	JSONFile       = "ginkgo-report.json"
+	MatrixJSONFile = "matrix.json"
+	MatrixMDFile   = "matrix.md"
+)
+
+var requirementID = regexp.MustCompile(`\[((?:API|LIFE|SEC|CRI|WIN|SKEW|STORY)-[A-Z0-9]+)\]`)
+
+// Requirements extracts the requirement IDs a spec names in its text
+// ("... [CRI-2]").
+func Requirements(text string) []string {
+	var out []string
+	for _, m := range requirementID.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// Observations collects every spec's observations from the merged report.
+func Observations(r types.Report) ([]capability.SpecObservations, error) {
+	var out []capability.SpecObservations
+	var errs []error
+	for _, s := range r.SpecReports {
+		if s.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		so := capability.SpecObservations{Spec: capability.SpecRef{
+			Name: s.FullText(), State: s.State.String(), Requirements: Requirements(s.FullText()),
+		}}
+		for _, e := range s.ReportEntries {
+			if e.Name != capability.ReportEntryName {
+				continue
+			}
+			var o capability.Observation
+			if err := json.Unmarshal([]byte(e.Value.AsJSON), &o); err != nil {
+				errs = append(errs, fmt.Errorf("spec %q: observation: %w", s.FullText(), err))
+				continue
+			}
+			so.Observations = append(so.Observations, o)
+		}
+		if len(so.Observations) > 0 {
+			out = append(out, so)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Write writes all four reports into dir and returns the matrix.
+func Write(dir string, r types.Report, m capability.Matrix) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var errs []error
+	errs = append(errs, reporters.GenerateJUnitReportWithConfig(r, filepath.Join(dir, JUnitFile), reporters.JunitReportConfig{OmitLeafNodeType: true}))
+	errs = append(errs, reporters.GenerateJSONReport(r, filepath.Join(dir, JSONFile)))
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, MatrixJSONFile), append(b, '\n'), 0o644)
+	}
+	errs = append(errs, err)
+	errs = append(errs, os.WriteFile(filepath.Join(dir, MatrixMDFile), []byte(Markdown(m)), 0o644))
+	return errors.Join(errs...)
+}
+
+// Markdown renders the matrix as a Markdown document.
+func Markdown(m capability.Matrix) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Capability matrix\n\n")
+	fmt.Fprintf(&b, "- runtime: %s %s (CRI %s)%s\n", m.Runtime.Name, m.Runtime.Version, m.Runtime.APIVersion, embeddedNote(m.Runtime))
+	fmt.Fprintf(&b, "- endpoint: `%s` (%s)\n", m.Runtime.Endpoint, m.Runtime.OS)
+	fmt.Fprintf(&b, "- profile: %s\n", m.Profile)
+	if nc := m.Nonconformant(); len(nc) > 0 {
+		fmt.Fprintf(&b, "- **nonconformant: %d** (%s)\n", len(nc), joinNames(nc))
+	} else {
+		fmt.Fprintf(&b, "- nonconformant: 0\n")
+	}
+	fmt.Fprintf(&b, "\n| capability | requirements | declared |")
+	for _, l := range m.Layers {
+		fmt.Fprintf(&b, " %s: observed | %s: verdict |", l, l)
+	}
+	fmt.Fprintf(&b, "\n|---|---|---|")
+	for range m.Layers {
+		fmt.Fprintf(&b, "---|---|")
+	}
+	b.WriteString("\n")
+	for _, row := range m.Rows {
+		reqs := capability.MustLookup(row.Capability).Requirements
+		fmt.Fprintf(&b, "| %s | %s | %s |", row.Capability, strings.Join(reqs, " "), row.Declared)
+		for _, l := range m.Layers {
+			c := row.Layers[l]
+			v := string(c.Verdict)
+			if c.Verdict == capability.Nonconformant {
+				v = "**" + v + "**"
+			}
+			fmt.Fprintf(&b, " %s | %s |", mdEscape(strings.Join(c.Observed, "; ")), v)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Evidence\n")
+	for _, row := range m.Rows {
+		for _, l := range m.Layers {
+			c := row.Layers[l]
+			if len(c.Observations) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "\n### %s (%s): %s\n\n", row.Capability, l, c.Verdict)
+			for _, s := range c.Specs {
+				fmt.Fprintf(&b, "- spec (%s): %s\n", s.State, s.Name)
+			}
+			for _, o := range c.Observations {
+				name := o.Observed
+				if o.Case != "" {
+					name = o.Case + ": " + o.Observed
+				}
+				fmt.Fprintf(&b, "- %s: %s (%s)\n", o.Verdict, name, o.Reason)
+				if o.Evidence != "" && o.Verdict == capability.Nonconformant {
+					fmt.Fprintf(&b, "\n```\n%s\n```\n", strings.TrimRight(o.Evidence, "\n"))
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// Table renders the matrix for a terminal.
+func Table(m capability.Matrix) string {
+	rows := [][]string{{"CAPABILITY", "DECLARED"}}
+	for _, l := range m.Layers {
+		rows[0] = append(rows[0], strings.ToUpper(string(l))+" OBSERVED", strings.ToUpper(string(l))+" VERDICT")
+	}
+	for _, row := range m.Rows {
+		r := []string{string(row.Capability), string(row.Declared)}
+		for _, l := range m.Layers {
+			c := row.Layers[l]
+			r = append(r, truncate(strings.Join(c.Observed, "; "), 48), string(c.Verdict))
+		}
+		rows = append(rows, r)
+	}
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			if len(c) > widths[i] {
+				widths[i] = len(c)
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Capability matrix: %s %s (CRI %s), profile %s\n", m.Runtime.Name, m.Runtime.Version, m.Runtime.APIVersion, m.Profile)
+	for _, r := range rows {
+		for i, c := range r {
+			fmt.Fprintf(&b, "%-*s  ", widths[i], c)
+		}
+		b.WriteString("\n")
+	}
+	nc := m.Nonconformant()
+	fmt.Fprintf(&b, "nonconformant capabilities: %d", len(nc))
+	if len(nc) > 0 {
+		fmt.Fprintf(&b, " (%s)", joinNames(nc))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func embeddedNote(rt capability.RuntimeInfo) string {
+	if rt.Embedded {
+		return ", embedded by the suite"
+	}
+	return ""
+}
+
+func joinNames(ns []capability.Name) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = string(n)
+	}
+	sort.Strings(s)
+	return strings.Join(s, ", ")
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

@@ -1,0 +1,119 @@
+package embedded
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+)
+
+// Options configure the embedded containerd.
+type Options struct {
+	// Containerd is the containerd binary ("containerd" from PATH if empty).
+	Containerd string
+	// CNIBinDir holds the CNI plugins (bridge, host-local, loopback).
+	CNIBinDir string
+	// RegistryAddr is the loopback registry (host:port) containerd may pull
+	// from over plain HTTP.
+	RegistryAddr string
+	// SandboxImage is the pause image for sandboxes.
+	SandboxImage string
+	// BaseDir holds one directory per run (default /var/lib/ectest/embedded).
+	BaseDir string
+	// LogPath receives containerd's log (inside the run directory if empty).
+	LogPath string
+}
+
+// layout is where one run keeps its files; everything is under dir.
+type layout struct {
+	id, dir string
+}
+
+func (l layout) socket() string    { return l.dir + "/containerd.sock" }
+func (l layout) root() string      { return l.dir + "/root" }
+func (l layout) state() string     { return l.dir + "/state" }
+func (l layout) cniConf() string   { return l.dir + "/cni" }
+func (l layout) cniData() string   { return l.dir + "/cni-ipam" }
+func (l layout) hostsDir() string  { return l.dir + "/certs.d" }
+func (l layout) runcRoot() string  { return l.dir + "/runc" }
+func (l layout) config() string    { return l.dir + "/config.toml" }
+func (l layout) ownerFile() string { return l.dir + "/owner.pid" }
+
+// network derives a bridge name and a /24 from the run ID, so concurrent runs
+// on one host do not collide. 198.18.0.0/15 is reserved for network testing
+// (RFC 2544) and is never routed; pods only talk to themselves and loopback.
+func (l layout) network() (bridge, subnet string) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(l.id))
+	n := h.Sum32() % 512
+	return fmt.Sprintf("ectest%d", n), fmt.Sprintf("198.%d.%d.0/24", 18+n/256, n%256)
+}
+
+const namespaceK8s = "k8s.io"
+
+func containerdConfig(l layout, o Options) string {
+	r := strings.NewReplacer(
+		"@ROOT@", l.root(), "@STATE@", l.state(), "@SOCKET@", l.socket(),
+		"@SANDBOX@", o.SandboxImage, "@CNIBIN@", o.CNIBinDir, "@CNICONF@", l.cniConf(),
+		"@HOSTS@", l.hostsDir(), "@RUNCROOT@", l.runcRoot(),
+	)
+	// restrict_oom_score_adj: these hosts lack CAP_SYS_RESOURCE, so a sandbox
+	// cannot lower its oom_score_adj; without it every sandbox fails to start.
+	return r.Replace(`version = 2
+root = "@ROOT@"
+state = "@STATE@"
+disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]
+
+[grpc]
+  address = "@SOCKET@"
+
+[ttrpc]
+  address = "@SOCKET@.ttrpc"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "@SANDBOX@"
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  tolerate_missing_hugetlb_controller = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = "@RUNCROOT@"
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "@CNIBIN@"
+    conf_dir = "@CNICONF@"
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "@HOSTS@"
+`)
+}
+
+func cniConfig(l layout) string {
+	bridge, subnet := l.network()
+	return fmt.Sprintf(`{
+  "cniVersion": "0.4.0",
+  "name": "ectest",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": %q,
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "dataDir": %q}
+    }
+  ]
+}
+`, bridge, subnet, l.cniData())
+}
+
+// hostsTOML lets containerd pull from the loopback registry over plain HTTP.
+func hostsTOML(registryAddr string) string {
+	return fmt.Sprintf("server = \"http://%s\"\n\n[host.\"http://%s\"]\n  capabilities = [\"pull\", \"resolve\"]\n  skip_verify = true\n", registryAddr, registryAddr)
+}

@@ -1,0 +1,330 @@
+package embedded
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ectest/ectest/framework/cri"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// DefaultBaseDir keeps one directory per run. It is not under /tmp: runs must
+// be found and swept after a crash even when /tmp is cleaned separately.
+const DefaultBaseDir = "/var/lib/ectest/embedded"
+
+// Runtime is a running private containerd.
+type Runtime struct {
+	layout layout
+	opts   Options
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// Start sweeps what dead runs left behind, writes a fresh configuration and
+// starts containerd, returning once its CRI service answers.
+func Start(ctx context.Context, o Options) (*Runtime, error) {
+	if o.Containerd == "" {
+		o.Containerd = "containerd"
+	}
+	if o.BaseDir == "" {
+		o.BaseDir = DefaultBaseDir
+	}
+	bin, err := exec.LookPath(o.Containerd)
+	if err != nil {
+		return nil, fmt.Errorf("embedded runtime: %s not found (run hack/install-deps.sh, or give -runtime-endpoint)", o.Containerd)
+	}
+	if _, err := exec.LookPath("containerd-shim-runc-v2"); err != nil {
+		return nil, fmt.Errorf("embedded runtime: containerd-shim-runc-v2 not found (run hack/install-deps.sh)")
+	}
+	if _, err := os.Stat(filepath.Join(o.CNIBinDir, "bridge")); err != nil {
+		return nil, fmt.Errorf("embedded runtime: no CNI bridge plugin in %s (run hack/install-deps.sh)", o.CNIBinDir)
+	}
+	if err := Sweep(o.BaseDir); err != nil {
+		return nil, fmt.Errorf("embedded runtime: sweeping earlier runs: %w", err)
+	}
+	id := randomID()
+	l := layout{id: id, dir: filepath.Join(o.BaseDir, id)}
+	for _, d := range []string{l.dir, l.cniConf(), l.hostsDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	files := map[string]string{
+		l.ownerFile():                       strconv.Itoa(os.Getpid()),
+		l.config():                          containerdConfig(l, o),
+		l.cniConf() + "/10-ectest.conflist": cniConfig(l),
+	}
+	if o.RegistryAddr != "" {
+		files[filepath.Join(l.hostsDir(), o.RegistryAddr, "hosts.toml")] = hostsTOML(o.RegistryAddr)
+	}
+	for path, content := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if o.LogPath == "" {
+		o.LogPath = filepath.Join(l.dir, "containerd.log")
+	}
+	logFile, err := os.Create(o.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, "--config", l.config())
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Own process group: a Ctrl-C at the terminal reaches the suite, which
+	// then tears containerd down in order. Pdeathsig: if the suite is killed
+	// outright, containerd does not outlive it (the next run sweeps the rest).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("embedded runtime: start containerd: %w", err)
+	}
+	r := &Runtime{layout: l, opts: o, cmd: cmd, exited: make(chan error, 1)}
+	go func() { r.exited <- cmd.Wait() }()
+	if err := r.waitReady(ctx); err != nil {
+		return nil, errors.Join(err, r.Stop())
+	}
+	return r, nil
+}
+
+// Endpoint is the CRI endpoint of the running containerd.
+func (r *Runtime) Endpoint() string { return "unix://" + r.layout.socket() }
+
+// Dir is the run directory (config, state, log).
+func (r *Runtime) Dir() string { return r.layout.dir }
+
+func (r *Runtime) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var lastErr error
+	for {
+		select {
+		case err := <-r.exited:
+			r.exited <- err
+			return fmt.Errorf("embedded runtime: containerd exited before it was ready (%v); last log lines:\n%s", err, tail(r.opts.LogPath, 15))
+		default:
+		}
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := cri.Probe(pctx, r.Endpoint())
+		pcancel()
+		if err == nil {
+			return nil
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("embedded runtime: containerd not ready after 60s: %v; last log lines:\n%s", lastErr, tail(r.opts.LogPath, 15))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Stop removes every sandbox through the CRI, stops containerd (SIGTERM, then
+// SIGKILL), kills what survived, unmounts and deletes the run directory. It
+// returns every error it met.
+func (r *Runtime) Stop() error {
+	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := removeAllSandboxes(ctx, r.Endpoint()); err != nil {
+		errs = append(errs, err)
+	}
+	if r.cmd.Process != nil {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-r.exited:
+		case <-time.After(10 * time.Second):
+			_ = r.cmd.Process.Kill()
+			<-r.exited
+		}
+	}
+	if err := cleanupDir(r.layout); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func removeAllSandboxes(ctx context.Context, endpoint string) error {
+	conn, err := cri.Dial(endpoint)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	list, err := conn.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		return fmt.Errorf("embedded runtime: list sandboxes: %s", cri.StatusText(err))
+	}
+	var errs []error
+	for _, sb := range list.Items {
+		if _, err := conn.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("stop sandbox %s: %s", sb.Id, cri.StatusText(err)))
+		}
+		if _, err := conn.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("remove sandbox %s: %s", sb.Id, cri.StatusText(err)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Sweep cleans up the directories of runs whose owner process is gone.
+func Sweep(baseDir string) error {
+	entries, err := os.ReadDir(baseDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		l := layout{id: e.Name(), dir: filepath.Join(baseDir, e.Name())}
+		if pid, err := readPID(l.ownerFile()); err == nil && processAlive(pid) {
+			continue
+		}
+		if err := cleanupDir(l); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cleanupDir removes everything a run left: processes whose command line names
+// the run directory (containerd, shims), containers still known to runc,
+// mounts below the directory, the CNI bridge, and the directory itself.
+func cleanupDir(l layout) error {
+	var errs []error
+	killProcessesMentioning(l.dir)
+	if _, err := os.Stat(l.runcRoot()); err == nil {
+		errs = append(errs, killRuncContainers(l.runcRoot()+"/"+namespaceK8s))
+	}
+	killProcessesMentioning(l.dir)
+	errs = append(errs, unmountBelow(l.dir))
+	bridge, _ := l.network()
+	if _, err := os.Stat("/sys/class/net/" + bridge); err == nil {
+		if out, err := exec.Command("ip", "link", "delete", bridge).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("delete bridge %s: %v: %s", bridge, err, out))
+		}
+	}
+	if err := os.RemoveAll(l.dir); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", l.dir, err))
+	}
+	return errors.Join(errs...)
+}
+
+func killRuncContainers(root string) error {
+	out, err := exec.Command("runc", "--root", root, "list", "-q").Output()
+	if err != nil {
+		return nil // no runc state: nothing to kill
+	}
+	var errs []error
+	for _, id := range strings.Fields(string(out)) {
+		_ = exec.Command("runc", "--root", root, "kill", "--all", id, "KILL").Run()
+		if o, err := exec.Command("runc", "--root", root, "delete", "--force", id).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("runc delete %s: %v: %s", id, err, o))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func killProcessesMentioning(dir string) {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	self := os.Getpid()
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), dir) {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.Split(p, "/")[2])
+		if pid == self {
+			continue
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		waitGone(pid, 5*time.Second)
+	}
+}
+
+func waitGone(pid int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for processAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // polling a kernel process table; no event to wait on
+	}
+}
+
+func unmountBelow(dir string) error {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var mounts []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) > 4 && (fields[4] == dir || strings.HasPrefix(fields[4], dir+"/")) {
+			mounts = append(mounts, fields[4])
+		}
+	}
+	// Deepest first.
+	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i]) > len(mounts[j]) })
+	var errs []error
+	for _, m := range mounts {
+		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func readPID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// A zombie is not alive.
+	fields := strings.Fields(string(b))
+	return len(fields) < 3 || fields[2] != "Z"
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func randomID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

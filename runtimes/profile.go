@@ -1,0 +1,145 @@
+package runtimes
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/ectest/ectest/framework/capability"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed profiles/*.yaml
+var builtin embed.FS
+
+// Profile is a runtime's declaration of its capabilities.
+type Profile struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// OS is the node OS the runtime runs containers for: linux or windows.
+	OS string `json:"os"`
+	// Match selects the profile for -profile=auto from the CRI Version answer.
+	Match Match `json:"match,omitempty"`
+	// Capabilities declares every capability (see capability.All).
+	Capabilities map[capability.Name]capability.Support `json:"capabilities"`
+}
+
+// Match is compared with the CRI VersionResponse.
+type Match struct {
+	RuntimeName string `json:"runtimeName,omitempty"`
+}
+
+// Parse reads a profile and checks that it declares every known capability,
+// with known names and support values only.
+func Parse(data []byte, source string) (*Profile, error) {
+	var raw struct {
+		Profile      `json:",inline"`
+		Capabilities map[string]string `json:"capabilities"`
+	}
+	if err := yaml.UnmarshalStrict(data, &raw); err != nil {
+		return nil, fmt.Errorf("profile %s: malformed: %v", source, err)
+	}
+	p := raw.Profile
+	if p.Name == "" {
+		return nil, fmt.Errorf("profile %s: no name", source)
+	}
+	if p.OS != "linux" && p.OS != "windows" {
+		return nil, fmt.Errorf("profile %s: os must be linux or windows, not %q", source, p.OS)
+	}
+	p.Capabilities = map[capability.Name]capability.Support{}
+	for n, s := range raw.Capabilities {
+		if _, err := capability.Lookup(n); err != nil {
+			return nil, fmt.Errorf("profile %s: %v", source, err)
+		}
+		sup, err := capability.ParseSupport(s)
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: capability %s: %v", source, n, err)
+		}
+		p.Capabilities[capability.Name(n)] = sup
+	}
+	var missing []string
+	for _, d := range capability.All() {
+		if _, ok := p.Capabilities[d.Name]; !ok {
+			missing = append(missing, string(d.Name))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("profile %s: does not declare %s", source, strings.Join(missing, ", "))
+	}
+	return &p, nil
+}
+
+// Builtin returns the profiles shipped with the suite, sorted by name.
+func Builtin() ([]*Profile, error) {
+	entries, err := builtin.ReadDir("profiles")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Profile
+	for _, e := range entries {
+		data, err := builtin.ReadFile(path.Join("profiles", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		p, err := Parse(data, "builtin "+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Auto is the -profile value that picks a profile from the CRI Version.
+const Auto = "auto"
+
+// Load resolves -profile when it is a builtin name or a file. For "auto" it
+// returns nil: the profile is picked once the runtime answers (see Detect).
+func Load(spec string) (*Profile, error) {
+	if spec == "" || spec == Auto {
+		return nil, nil
+	}
+	all, err := Builtin()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range all {
+		if p.Name == spec {
+			return p, nil
+		}
+	}
+	if strings.ContainsAny(spec, "/.") {
+		data, err := os.ReadFile(spec)
+		if err != nil {
+			return nil, fmt.Errorf("profile: %v", err)
+		}
+		return Parse(data, spec)
+	}
+	return nil, fmt.Errorf("unknown profile %q (builtin: %s; or give a file path, or auto)", spec, strings.Join(names(all), ", "))
+}
+
+// Detect picks the builtin profile whose match fits the runtime name and OS.
+func Detect(runtimeName, os string) (*Profile, error) {
+	all, err := Builtin()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range all {
+		if p.OS == os && p.Match.RuntimeName != "" && strings.EqualFold(p.Match.RuntimeName, runtimeName) {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("no builtin profile for runtime %q on %s (builtin: %s); give -profile with a name or a file", runtimeName, os, strings.Join(names(all), ", "))
+}
+
+func names(ps []*Profile) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Name)
+	}
+	return out
+}
