@@ -17,7 +17,6 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -50,6 +49,8 @@ type Framework struct {
 	*Session
 	// Token is unique to the spec; names, argv markers and files carry it.
 	Token string
+	// sandboxes counts the spec's sandboxes, to name each uniquely.
+	sandboxes int
 }
 
 // New starts a spec's framework. Call it inside a setup or subject node.
@@ -79,7 +80,9 @@ type SandboxOptions struct {
 }
 
 func (f *Framework) sandboxConfig(opts SandboxOptions) (*runtimeapi.PodSandboxConfig, error) {
-	logDir := filepath.Join(f.LogRoot, f.Token)
+	f.sandboxes++
+	name := fmt.Sprintf("ectest-%s-%d", f.Token, f.sandboxes)
+	logDir := filepath.Join(f.LogRoot, name)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -89,9 +92,9 @@ func (f *Framework) sandboxConfig(opts SandboxOptions) (*runtimeapi.PodSandboxCo
 	}
 	return &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
-			Name: "ectest-" + f.Token, Namespace: "ectest-" + f.RunID, Uid: "ectest-" + f.Token,
+			Name: name, Namespace: "ectest-" + f.RunID, Uid: name,
 		},
-		Hostname:     "ectest-" + f.Token,
+		Hostname:     name,
 		LogDirectory: logDir,
 		Labels:       map[string]string{LabelSuite: "cri", LabelRun: f.RunID, LabelSpec: f.Token},
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
@@ -128,7 +131,9 @@ func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sa
 func (f *Framework) RunSandbox(ctx context.Context, opts SandboxOptions) *Sandbox {
 	ginkgo.GinkgoHelper()
 	sb, err := f.TryRunSandbox(ctx, opts)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "RunPodSandbox: %s", StatusText(err))
+	if err != nil {
+		ginkgo.Fail("RunPodSandbox: " + StatusText(err))
+	}
 	return sb
 }
 
@@ -248,7 +253,9 @@ func (f *Framework) TryStartContainer(ctx context.Context, sb *Sandbox, opts Con
 func (f *Framework) StartContainer(ctx context.Context, sb *Sandbox, opts ContainerOptions) *Container {
 	ginkgo.GinkgoHelper()
 	c, err := f.TryStartContainer(ctx, sb, opts)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create and start container %q: %s", opts.Name, StatusText(err))
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("create and start container %q: %s", opts.Name, StatusText(err)))
+	}
 	return c
 }
 
@@ -319,8 +326,12 @@ func (f *Framework) Exec(ctx context.Context, c *Container, cmd ...string) (Exec
 func (f *Framework) MustExec(ctx context.Context, c *Container, cmd ...string) string {
 	ginkgo.GinkgoHelper()
 	r, err := f.Exec(ctx, c, cmd...)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	gomega.Expect(r.ExitCode).To(gomega.BeZero(), "command failed in container %s:\n%s", c.Name, r)
+	if err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	if r.ExitCode != 0 {
+		ginkgo.Fail(fmt.Sprintf("command failed in container %s:\n%s", c.Name, r))
+	}
 	return r.Stdout
 }
 

@@ -53,8 +53,14 @@ func Observations(r types.Report) ([]capability.SpecObservations, error) {
 			if e.Name != capability.ReportEntryName {
 				continue
 			}
+			// The raw value is an Observation in the process that recorded
+			// it and decoded JSON after crossing processes: re-encode either.
 			var o capability.Observation
-			if err := json.Unmarshal([]byte(e.Value.AsJSON), &o); err != nil {
+			raw, err := json.Marshal(e.Value.GetRawValue())
+			if err == nil {
+				err = json.Unmarshal(raw, &o)
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("spec %q: observation: %w", s.FullText(), err))
 				continue
 			}

@@ -1,0 +1,211 @@
+package cri
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// TargetPort is where a target listens unless told otherwise.
+const TargetPort = 8080
+
+// TargetOptions shape a target container (the distroless program).
+type TargetOptions struct {
+	Name string
+	// PID is the container's PID mode; zero value with PIDSet false means
+	// CONTAINER, as the kubelet sends without shareProcessNamespace.
+	PID       runtimeapi.NamespaceMode
+	PIDSet    bool
+	RunAsUser *int64
+	// Port defaults to TargetPort.
+	Port int
+	// ShmKey, if set, makes the target hold a SysV shared memory segment.
+	ShmKey int
+	Env    map[string]string
+}
+
+// TargetMarker is the argv marker of a target called name in this spec.
+func (f *Framework) TargetMarker(name string) string {
+	return "--token=" + f.Token + "-" + name
+}
+
+// TargetToken is what a target writes into its marker file and serves.
+func (f *Framework) TargetToken(name string) string { return f.Token + "-" + name }
+
+// StartTarget starts the target program in the sandbox.
+func (f *Framework) StartTarget(ctx context.Context, sb *Sandbox, o TargetOptions) *Container {
+	ginkgo.GinkgoHelper()
+	if o.Port == 0 {
+		o.Port = TargetPort
+	}
+	args := []string{"--token=" + f.TargetToken(o.Name), fmt.Sprintf("--listen=:%d", o.Port), "--marker=/ectest/marker"}
+	if o.ShmKey != 0 {
+		args = append(args, fmt.Sprintf("--shm-key=%d", o.ShmKey))
+	}
+	c := f.StartContainer(ctx, sb, ContainerOptions{
+		Name: o.Name, Image: f.Images[images.Target], Args: args,
+		PID: o.PID, PIDSet: o.PIDSet, RunAsUser: o.RunAsUser, Env: o.Env,
+	})
+	c.Marker = f.TargetMarker(o.Name)
+	return c
+}
+
+// DebugOptions shape a debug container (busybox).
+type DebugOptions struct {
+	Name      string
+	PID       runtimeapi.NamespaceMode
+	PIDSet    bool
+	TargetID  string
+	Network   runtimeapi.NamespaceMode
+	IPC       runtimeapi.NamespaceMode
+	AddCaps   []string
+	RunAsUser *int64
+	// Image defaults to the debug image.
+	Image string
+	// Command defaults to a shell that sleeps with a recognizable argv.
+	Command         []string
+	Stdin, TTY      bool
+	StdinOnce       bool
+	DoNotWaitForRun bool
+}
+
+// DebugMarker is the argv marker of a debug container called name.
+func (f *Framework) DebugMarker(name string) string { return "ectest-debug-" + f.Token + "-" + name }
+
+// DebugHelpers are argv substrings of processes a debug container starts itself.
+var DebugHelpers = []string{"sleep 86400", "ps -o pid,user,args"}
+
+func (f *Framework) debugContainerOptions(o DebugOptions) ContainerOptions {
+	if o.Image == "" {
+		o.Image = f.Images[images.Debug]
+	}
+	cmd := o.Command
+	if cmd == nil {
+		cmd = []string{"sh", "-c", "sleep 86400 & wait", f.DebugMarker(o.Name)}
+	}
+	return ContainerOptions{
+		Name: o.Name, Image: o.Image, Command: cmd,
+		PID: o.PID, PIDSet: o.PIDSet, TargetID: o.TargetID, Network: o.Network, IPC: o.IPC,
+		AddCaps: o.AddCaps, RunAsUser: o.RunAsUser, Stdin: o.Stdin, TTY: o.TTY, StdinOnce: o.StdinOnce,
+	}
+}
+
+// TryStartDebug creates and starts a debug container; err is the runtime's.
+func (f *Framework) TryStartDebug(ctx context.Context, sb *Sandbox, o DebugOptions) (*Container, error) {
+	ginkgo.GinkgoHelper()
+	c, err := f.TryStartContainer(ctx, sb, f.debugContainerOptions(o))
+	if c != nil {
+		c.Marker = f.DebugMarker(o.Name)
+	}
+	return c, err
+}
+
+// TryCreateDebug only creates a debug container.
+func (f *Framework) TryCreateDebug(ctx context.Context, sb *Sandbox, o DebugOptions) (*Container, error) {
+	ginkgo.GinkgoHelper()
+	c, err := f.TryCreateContainer(ctx, sb, f.debugContainerOptions(o))
+	if c != nil {
+		c.Marker = f.DebugMarker(o.Name)
+	}
+	return c, err
+}
+
+// StartDebug starts a debug container the spec needs.
+func (f *Framework) StartDebug(ctx context.Context, sb *Sandbox, o DebugOptions) *Container {
+	ginkgo.GinkgoHelper()
+	c, err := f.TryStartDebug(ctx, sb, o)
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("start debug container %q: %s", o.Name, StatusText(err)))
+	}
+	return c
+}
+
+// PIDView is what an observing container sees of processes.
+type PIDView struct {
+	View      View
+	Processes []Process
+	PS        string
+}
+
+// ObservePIDs runs ps in observer and classifies its PID namespace.
+func (f *Framework) ObservePIDs(ctx context.Context, observer *Container, target *Container, siblings ...*Container) (PIDView, error) {
+	procs, raw, err := f.Processes(ctx, observer)
+	if err != nil {
+		return PIDView{PS: raw}, err
+	}
+	m := Markers{Self: observer.Marker, Helpers: DebugHelpers}
+	if target != nil {
+		m.Target = target.Marker
+	}
+	for _, s := range siblings {
+		m.Siblings = append(m.Siblings, s.Marker)
+	}
+	return PIDView{View: Classify(procs, m), Processes: procs, PS: raw}, nil
+}
+
+// PIDOf returns the PID, as the observer sees it, of the process with marker.
+func (v PIDView) PIDOf(marker string) (int, bool) {
+	for _, p := range v.Processes {
+		if strings.Contains(p.Args, marker) {
+			return p.PID, true
+		}
+	}
+	return 0, false
+}
+
+// TargetInfo is what a target reports on GET /info.
+type TargetInfo struct {
+	Token     string   `json:"token"`
+	PID       int      `json:"pid"`
+	UID       int      `json:"uid"`
+	Hostname  string   `json:"hostname"`
+	Addresses []string `json:"addresses"`
+	StartedAt string   `json:"startedAt"`
+}
+
+// TargetInfoFrom asks a target, from a container sharing its network, for
+// its /info. It polls until the target answers (it may still be starting).
+func (f *Framework) TargetInfoFrom(ctx context.Context, from *Container, port int) TargetInfo {
+	ginkgo.GinkgoHelper()
+	var info TargetInfo
+	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/info"
+	gomega.Eventually(ctx, func(g gomega.Gomega) {
+		r, err := f.Exec(ctx, from, "wget", "-qO-", url)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(r.ExitCode).To(gomega.BeZero(), "wget %s from %s:\n%s", url, from.Name, r)
+		g.Expect(json.Unmarshal([]byte(r.Stdout), &info)).To(gomega.Succeed(), "decode %q", r.Stdout)
+	}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll).Should(gomega.Succeed())
+	return info
+}
+
+// RecordPIDView starts a debug container with o, observes which PID
+// namespace it landed in, and records the observation for capability n:
+// works when the view is want, refused when the runtime returned an error,
+// deviated otherwise. It returns the debug container (nil if refused).
+func (f *Framework) RecordPIDView(ctx context.Context, n capability.Name, want View, sb *Sandbox, o DebugOptions, target *Container, siblings ...*Container) (*Container, PIDView) {
+	ginkgo.GinkgoHelper()
+	dbg, err := f.TryStartDebug(ctx, sb, o)
+	if err != nil {
+		f.Checker.Record(capability.Observation{Capability: n, Outcome: capability.Refused, Observed: "refused: " + StatusText(err), Evidence: StatusText(err)})
+		return nil, PIDView{}
+	}
+	view, err := f.ObservePIDs(ctx, dbg, target, siblings...)
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("observe processes from %s: %v\n%s", dbg.Name, err, view.PS))
+	}
+	outcome := capability.Works
+	if view.View != want {
+		outcome = capability.Deviated
+	}
+	evidence := fmt.Sprintf("wanted: %s\nps in %s:\n%s", want, dbg.Name, view.PS)
+	f.Checker.Record(capability.Observation{Capability: n, Outcome: outcome, Observed: string(view.View), Evidence: evidence})
+	return dbg, view
+}

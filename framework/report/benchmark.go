@@ -1,0 +1,82 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/onsi/gomega/gmeasure"
+)
+
+// DurationStats summarizes one measurement of a benchmark.
+type DurationStats struct {
+	Name    string        `json:"name"`
+	Samples int           `json:"samples"`
+	P50     time.Duration `json:"p50Nanos"`
+	P95     time.Duration `json:"p95Nanos"`
+	Min     time.Duration `json:"minNanos"`
+	Max     time.Duration `json:"maxNanos"`
+	Mean    time.Duration `json:"meanNanos"`
+	P50Text string        `json:"p50"`
+	P95Text string        `json:"p95"`
+}
+
+// Percentile is the nearest-rank percentile (0 < p <= 100) of ds.
+func Percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := int(p/100*float64(len(s))+0.999999) - 1
+	if rank < 0 {
+		rank = 0
+	}
+	if rank >= len(s) {
+		rank = len(s) - 1
+	}
+	return s[rank]
+}
+
+// Summarize computes the stats of every duration measurement of e.
+func Summarize(e *gmeasure.Experiment) []DurationStats {
+	var out []DurationStats
+	for _, m := range e.Measurements {
+		if m.Type != gmeasure.MeasurementTypeDuration || len(m.Durations) == 0 {
+			continue
+		}
+		var sum time.Duration
+		for _, d := range m.Durations {
+			sum += d
+		}
+		st := DurationStats{
+			Name: m.Name, Samples: len(m.Durations),
+			P50: Percentile(m.Durations, 50), P95: Percentile(m.Durations, 95),
+			Min: Percentile(m.Durations, 0.0001), Max: Percentile(m.Durations, 100),
+			Mean: sum / time.Duration(len(m.Durations)),
+		}
+		st.P50Text, st.P95Text = st.P50.String(), st.P95.String()
+		out = append(out, st)
+	}
+	return out
+}
+
+// WriteBenchmark writes the experiment's stats as JSON into dir/file.
+func WriteBenchmark(dir, file string, e *gmeasure.Experiment, context map[string]string) ([]DurationStats, error) {
+	stats := Summarize(e)
+	doc := struct {
+		Experiment string            `json:"experiment"`
+		Context    map[string]string `json:"context,omitempty"`
+		Stats      []DurationStats   `json:"stats"`
+	}{e.Name, context, stats}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return stats, os.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
+}

@@ -1,0 +1,105 @@
+package cri_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/cri"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI, framework.LabelLifecycle), func() {
+	It("a debug container's whole life leaves the target's state, start time, PID and attempt unchanged, and the target keeps running after the debug container stops and is removed [LIFE-5]",
+		framework.Label(string(capability.NoSideEffects), framework.LabelLinuxOnly), func(ctx SpecContext) {
+			f := newFramework()
+			f.Checker.RequireApplicable(capability.NoSideEffects)
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
+			// An observer in the sandbox's network reads the target's own view of itself.
+			observer := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "observer"})
+			beforeInfo := f.TargetInfoFrom(ctx, observer, cri.TargetPort)
+			before, err := f.Status(ctx, target)
+			Expect(err).NotTo(HaveOccurred())
+
+			// The debug container's life: target it, look, signal nothing, stop, remove.
+			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
+			f.MustExec(ctx, dbg, "ps", "-o", "pid,user,args")
+			f.MustExec(ctx, dbg, "sh", "-c", "ls /proc/*/root/ >/dev/null 2>&1; true")
+			Expect(f.StopContainer(ctx, dbg)).To(Succeed())
+			Expect(f.RemoveContainer(ctx, dbg)).To(Succeed())
+
+			after, err := f.Status(ctx, target)
+			Expect(err).NotTo(HaveOccurred())
+			afterInfo := f.TargetInfoFrom(ctx, observer, cri.TargetPort)
+			var changed []string
+			diff := func(what string, a, b any) {
+				if fmt.Sprint(a) != fmt.Sprint(b) {
+					changed = append(changed, fmt.Sprintf("%s: %v -> %v", what, a, b))
+				}
+			}
+			diff("state", before.State, after.State)
+			diff("started_at", before.StartedAt, after.StartedAt)
+			diff("attempt", before.Metadata.GetAttempt(), after.Metadata.GetAttempt())
+			diff("container ID", before.Id, after.Id)
+			diff("target PID (its own view)", beforeInfo.PID, afterInfo.PID)
+			diff("target process start", beforeInfo.StartedAt, afterInfo.StartedAt)
+			if after.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				changed = append(changed, "target is not running: "+after.State.String())
+			}
+			obs := capability.Observation{Capability: capability.NoSideEffects, Outcome: capability.Works, Observed: "target unchanged",
+				Evidence: fmt.Sprintf("before: state=%s started_at=%d attempt=%d pid=%d start=%s\nafter:  state=%s started_at=%d attempt=%d pid=%d start=%s",
+					before.State, before.StartedAt, before.Metadata.GetAttempt(), beforeInfo.PID, beforeInfo.StartedAt,
+					after.State, after.StartedAt, after.Metadata.GetAttempt(), afterInfo.PID, afterInfo.StartedAt)}
+			if len(changed) > 0 {
+				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(changed, "; ")
+			}
+			f.Checker.Record(obs)
+		}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("the debug image is absent before and pulled at debug time from the registry [LIFE-6]",
+		framework.Label(string(capability.PullAtDebugTime), framework.LabelLinuxOnly), func(ctx SpecContext) {
+			f := newFramework()
+			f.Checker.RequireApplicable(capability.PullAtDebugTime)
+			if f.Registry == "" {
+				Skip("no loopback registry in this run: cannot make an image the runtime has never seen")
+			}
+			// A variant of the debug image with a layer unique to this spec:
+			// no runtime can have it before this spec pushes it.
+			ref, err := images.Variant(ctx, f.Images[images.Debug], "pull-"+f.Token, f.Token)
+			Expect(err).NotTo(HaveOccurred())
+			present, err := f.ImagePresent(ctx, ref)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(present).To(BeFalse(), "image %s, pushed just now, is already in the runtime", ref)
+
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
+			obs := capability.Observation{Capability: capability.PullAtDebugTime}
+			imageRef, err := f.PullImage(ctx, ref)
+			if err != nil {
+				obs.Outcome, obs.Observed, obs.Evidence = capability.Refused, "pull failed", cri.StatusText(err)
+				f.Checker.Record(obs)
+				return
+			}
+			present, err = f.ImagePresent(ctx, ref)
+			Expect(err).NotTo(HaveOccurred())
+			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", Image: ref, PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
+			if err != nil {
+				obs.Outcome, obs.Observed, obs.Evidence = capability.Refused, "debug container from the pulled image failed", cri.StatusText(err)
+				f.Checker.Record(obs)
+				return
+			}
+			content := strings.TrimSpace(f.MustExec(ctx, dbg, "cat", "/ectest-variant"))
+			obs.Evidence = fmt.Sprintf("pushed %s; absent before; PullImage -> %s; present after: %v; /ectest-variant in the debug container: %q", ref, imageRef, present, content)
+			if present && content == f.Token {
+				obs.Outcome, obs.Observed = capability.Works, "pulled at debug time"
+			} else {
+				obs.Outcome, obs.Observed = capability.Deviated, "the debug container does not run the pulled image"
+			}
+			f.Checker.Record(obs)
+		}, SpecTimeout(framework.DefaultTimeouts.Spec))
+})

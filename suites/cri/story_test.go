@@ -1,0 +1,60 @@
+package cri_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/cri"
+	. "github.com/onsi/ginkgo/v2"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+var _ = Describe("User stories", framework.Label(framework.LabelCRI, framework.LabelStory, framework.LabelLinuxOnly), func() {
+	It("an operator debugs a distroless target: inspects its filesystem, runs tools its image lacks, and calls its port from the pod's network [STORY-OPS]",
+		framework.Label(string(capability.StoryOps)), func(ctx SpecContext) {
+			f := newFramework()
+			f.Checker.RequireApplicable(capability.StoryOps)
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
+
+			var steps, problems []string
+			step := func(ok bool, what, evidence string) {
+				steps = append(steps, fmt.Sprintf("[%s] %s\n%s", map[bool]string{true: "ok", false: "FAILED"}[ok], what, evidence))
+				if !ok {
+					problems = append(problems, what)
+				}
+			}
+			// 1. The target has no shell: exec cannot help.
+			r, err := f.Exec(ctx, target, "sh", "-c", "true")
+			step(err != nil || r.ExitCode != 0, "the target image has no shell", fmt.Sprintf("exec sh in target: %v %s", err, r))
+
+			// 2. A debug container targeting it.
+			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
+			if err != nil {
+				f.Checker.Record(capability.Observation{Capability: capability.StoryOps, Outcome: capability.Refused, Observed: "debug container refused", Evidence: cri.StatusText(err)})
+				return
+			}
+			// 3. Make a network request from the pod's network namespace.
+			info := f.TargetInfoFrom(ctx, dbg, cri.TargetPort)
+			step(info.Token == f.TargetToken("target"), "wget reaches the target on localhost", fmt.Sprintf("%+v", info))
+			// 4. Run tools the target lacks and find its process.
+			view, err := f.ObservePIDs(ctx, dbg, target)
+			pid, ok := view.PIDOf(target.Marker)
+			step(err == nil && ok, "ps (from the debug image) shows the target's process", view.PS)
+			// 5. Inspect its filesystem.
+			if ok {
+				ls, _ := f.Exec(ctx, dbg, "ls", fmt.Sprintf("/proc/%d/root/", pid))
+				step(ls.ExitCode == 0 && strings.Contains(ls.Stdout, "target") && strings.Contains(ls.Stdout, "ectest") && !strings.Contains(ls.Stdout, "busybox"),
+					"ls shows the target's root filesystem, not the debug image's", ls.String())
+				cat, _ := f.Exec(ctx, dbg, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
+				step(strings.TrimSpace(cat.Stdout) == f.TargetToken("target"), "cat reads the file the target wrote", cat.String())
+			}
+			obs := capability.Observation{Capability: capability.StoryOps, Outcome: capability.Works, Observed: "every step worked", Evidence: strings.Join(steps, "\n")}
+			if len(problems) > 0 {
+				obs.Outcome, obs.Observed = capability.Deviated, "failed: "+strings.Join(problems, "; ")
+			}
+			f.Checker.Record(obs)
+		}, SpecTimeout(framework.DefaultTimeouts.Spec))
+})

@@ -1,0 +1,129 @@
+// The CRI conformance suite: debug containers and namespace targeting driven
+// straight through a CRI endpoint (the embedded containerd by default).
+// This file is the suite's only entry point; the other files register specs.
+package cri_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/framework/environment"
+	"github.com/ectest/ectest/framework/report"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// cfg is filled from flags and validated in TestMain, before any spec is
+// registered to run; nothing writes it afterwards.
+var cfg framework.Config
+
+func init() { framework.RegisterFlags(flag.CommandLine, &cfg) }
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if err := cfg.Validate(); err != nil {
+		framework.Exit(err)
+	}
+	for _, ep := range []string{cfg.RuntimeEndpoint, cfg.ImageEndpoint} {
+		if ep == "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), framework.DefaultTimeouts.RuntimeCall)
+		_, err := cri.Probe(ctx, ep)
+		cancel()
+		if err != nil {
+			framework.Exit(err)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func TestCRI(t *testing.T) {
+	RegisterFailHandler(Fail)
+	suiteConfig, reporterConfig := GinkgoConfiguration()
+	if suiteConfig.LabelFilter == "" {
+		// Benchmarks run only when asked for (make benchmark).
+		suiteConfig.LabelFilter = "!" + framework.LabelBenchmark
+	}
+	RunSpecs(t, "ectest CRI conformance", suiteConfig, reporterConfig)
+}
+
+var (
+	// handle is process 1's: it owns the registry and the embedded runtime.
+	handle *environment.Handle
+	// env and session are every process's.
+	env     *environment.Environment
+	session *cri.Session
+)
+
+var _ = ReportBeforeSuite(func(r Report) {
+	var used [][]string
+	for _, s := range r.SpecReports {
+		used = append(used, s.Labels())
+	}
+	if err := framework.CheckLabels(used); err != nil {
+		Fail(err.Error())
+	}
+})
+
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+	h, err := environment.Up(ctx, &cfg, newRunID())
+	if err != nil {
+		Fail("environment: " + err.Error())
+	}
+	handle = h
+	return h.Env.Marshal()
+}, func(data []byte) {
+	var err error
+	env, err = environment.Unmarshal(data)
+	Expect(err).NotTo(HaveOccurred())
+	session, err = env.Session()
+	Expect(err).NotTo(HaveOccurred())
+}, NodeTimeout(framework.DefaultTimeouts.SuiteSetup))
+
+var _ = SynchronizedAfterSuite(func() {
+	if session != nil {
+		session.Runtime.Close()
+		session.Image.Close()
+	}
+}, func(ctx SpecContext) {
+	if handle == nil {
+		return
+	}
+	leaks, leakErr := handle.Leaks(ctx)
+	downErr := handle.Down(ctx)
+	Expect(leakErr).NotTo(HaveOccurred())
+	Expect(leaks).To(BeEmpty(), "resources of this run left in the runtime after every spec's cleanup")
+	Expect(downErr).NotTo(HaveOccurred(), "tearing the environment down")
+}, NodeTimeout(framework.DefaultTimeouts.Cleanup*2))
+
+var _ = ReportAfterSuite("ectest reports", func(r Report) {
+	m := capability.Matrix{}
+	if env != nil {
+		obs, err := report.Observations(r)
+		Expect(err).NotTo(HaveOccurred())
+		m = capability.Compute(env.Runtime, env.Profile.Name, env.Profile.Capabilities, []capability.Layer{capability.LayerCRI}, obs)
+	}
+	Expect(report.Write(cfg.ReportDir, r, m)).To(Succeed())
+	if env != nil {
+		fmt.Fprintf(GinkgoWriter, "\n%s\nreports: %s\n", report.Table(m), cfg.ReportDir)
+		fmt.Print("\n" + report.Table(m) + "reports in " + cfg.ReportDir + "\n")
+	}
+})
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newFramework is a spec's framework, bound to this process's session.
+func newFramework() *cri.Framework { return cri.New(session) }

@@ -1,0 +1,127 @@
+package cri_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/cri"
+	. "github.com/onsi/ginkgo/v2"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// unknownMode is a NamespaceMode no CRI version defines (a newer kubelet's
+// value as seen by an older runtime).
+const unknownMode = runtimeapi.NamespaceMode(42)
+
+var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCRI, framework.LabelValidation, framework.LabelLinuxOnly), func() {
+	type targetCase func(f *cri.Framework, ctx SpecContext, own *cri.Sandbox, target *cri.Container) string
+
+	DescribeTable("a TARGET whose target_id is not a container of the same sandbox is rejected [CRI-3]",
+		framework.Label(string(capability.TargetIDValidation), framework.LabelPID),
+		func(ctx SpecContext, name string, targetID targetCase) {
+			f := newFramework()
+			f.Checker.RequireApplicable(capability.TargetIDValidation)
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
+			id := targetID(f, ctx, sb, target)
+			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: id})
+			obs := capability.Observation{Capability: capability.TargetIDValidation, Case: name}
+			if err != nil {
+				obs.Outcome, obs.Observed, obs.Evidence = capability.Works, "rejected: "+grpcCode(err), cri.StatusText(err)
+			} else {
+				obs.Outcome, obs.Observed = capability.Deviated, "accepted"
+				view, perr := f.ObservePIDs(ctx, dbg, target)
+				obs.Evidence = fmt.Sprintf("CreateContainer and StartContainer with target_id %q succeeded; the container landed in: %s\n%s%v", id, view.View, view.PS, orEmpty(perr))
+				obs.Observed = "accepted, joined " + string(view.View)
+			}
+			f.Checker.Record(obs)
+		},
+		Entry("the sandbox's own ID", "the sandbox's own ID", targetCase(func(_ *cri.Framework, _ SpecContext, own *cri.Sandbox, _ *cri.Container) string {
+			return own.ID
+		}), SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("a container of another sandbox", "a container of another sandbox", targetCase(func(f *cri.Framework, ctx SpecContext, _ *cri.Sandbox, _ *cri.Container) string {
+			other := f.RunSandbox(ctx, cri.SandboxOptions{})
+			return f.StartTarget(ctx, other, cri.TargetOptions{Name: "elsewhere"}).ID
+		}), SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("an unknown ID", "an unknown ID", targetCase(func(*cri.Framework, SpecContext, *cri.Sandbox, *cri.Container) string {
+			return strings.Repeat("0123456789abcdef", 4)
+		}), SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("an empty ID", "an empty ID", targetCase(func(*cri.Framework, SpecContext, *cri.Sandbox, *cri.Container) string {
+			return ""
+		}), SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+
+	DescribeTable("an unknown NamespaceMode value is rejected, not silently replaced [CRI-4] [SKEW-3]",
+		framework.Label(string(capability.UnknownModeError), framework.LabelSkew),
+		func(ctx SpecContext, where, which string) {
+			f := newFramework()
+			f.Checker.RequireApplicable(capability.UnknownModeError)
+			name := fmt.Sprintf("%s %s mode %d", where, which, unknownMode)
+			obs := capability.Observation{Capability: capability.UnknownModeError, Case: name}
+			var err error
+			var evidence string
+			if where == "sandbox" {
+				opts := cri.SandboxOptions{}
+				setMode(&opts.PID, &opts.Network, &opts.IPC, which)
+				var sb *cri.Sandbox
+				sb, err = f.TryRunSandbox(ctx, opts)
+				if err == nil {
+					evidence = "RunPodSandbox succeeded: sandbox " + sb.ID
+				}
+			} else {
+				sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+				o := cri.DebugOptions{Name: "debug", PIDSet: true, PID: runtimeapi.NamespaceMode_CONTAINER}
+				setMode(&o.PID, &o.Network, &o.IPC, which)
+				var dbg *cri.Container
+				dbg, err = f.TryStartDebug(ctx, sb, o)
+				if err == nil {
+					evidence = "CreateContainer and StartContainer succeeded"
+					if which == "pid" {
+						view, perr := f.ObservePIDs(ctx, dbg, nil)
+						evidence += fmt.Sprintf("; the container landed in: %s\n%s%v", view.View, view.PS, orEmpty(perr))
+					}
+				}
+			}
+			if err != nil {
+				obs.Outcome, obs.Observed, obs.Evidence = capability.Works, "rejected: "+grpcCode(err), cri.StatusText(err)
+			} else {
+				obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "accepted silently", evidence
+			}
+			f.Checker.Record(obs)
+		},
+		Entry("sandbox PID", "sandbox", "pid", SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("sandbox network", "sandbox", "network", SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("sandbox IPC", "sandbox", "ipc", SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("container PID", "container", "pid", SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("container network", "container", "network", SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("container IPC", "container", "ipc", SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+})
+
+func setMode(pid, network, ipc *runtimeapi.NamespaceMode, which string) {
+	switch which {
+	case "pid":
+		*pid = unknownMode
+	case "network":
+		*network = unknownMode
+	case "ipc":
+		*ipc = unknownMode
+	}
+}
+
+func grpcCode(err error) string {
+	s := cri.StatusText(err)
+	if i := strings.Index(s, ":"); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func orEmpty(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "\nerror: " + err.Error()
+}
