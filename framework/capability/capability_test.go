@@ -1,0 +1,104 @@
+package capability
+
+import "testing"
+
+func TestJudge(t *testing.T) {
+	mode := MustLookup(PIDTarget)            // judged against the declaration
+	required := MustLookup(UnknownModeError) // must work whatever is declared
+	cases := []struct {
+		def      Definition
+		declared Support
+		outcome  Outcome
+		want     Verdict
+	}{
+		{mode, Supported, Works, Conformant},
+		{mode, Supported, Refused, Nonconformant},
+		{mode, Supported, Deviated, Nonconformant},
+		{mode, Unsupported, Refused, Conformant},
+		{mode, Unsupported, Works, Conformant},
+		{mode, Unsupported, Deviated, Nonconformant},
+		{mode, NotApplicable, Deviated, Nonconformant},
+		{required, Supported, Works, Conformant},
+		{required, Unsupported, Refused, Nonconformant},
+		{required, Unsupported, Deviated, Nonconformant},
+		{required, Unsupported, Works, Conformant},
+	}
+	for _, c := range cases {
+		got, reason := Judge(c.def, c.declared, c.outcome)
+		if got != c.want || reason == "" {
+			t.Errorf("Judge(%s required=%v, %s, %s) = %s (%q), want %s", c.def.Name, c.def.Required, c.declared, c.outcome, got, reason, c.want)
+		}
+	}
+}
+
+func TestLookupAndParseSupport(t *testing.T) {
+	if _, err := Lookup("pid-target"); err != nil {
+		t.Error(err)
+	}
+	if _, err := Lookup("pid-targett"); err == nil {
+		t.Error("unknown capability accepted")
+	}
+	for _, s := range []string{"supported", "unsupported", "not-applicable"} {
+		if _, err := ParseSupport(s); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseSupport("yes"); err == nil {
+		t.Error("invalid support accepted")
+	}
+	seen := map[Name]bool{}
+	for _, d := range All() {
+		if seen[d.Name] || d.Summary == "" || len(d.Requirements) == 0 {
+			t.Errorf("capability %s: duplicate, or no summary or requirements", d.Name)
+		}
+		seen[d.Name] = true
+	}
+}
+
+func TestComputeMatrix(t *testing.T) {
+	declared := map[Name]Support{PIDTarget: Supported, UnknownModeError: Supported, PIDNode: NotApplicable}
+	for _, d := range All() {
+		if _, ok := declared[d.Name]; !ok {
+			declared[d.Name] = Supported
+		}
+	}
+	specs := []SpecObservations{
+		{Spec: SpecRef{Name: "targets", State: "passed"}, Observations: []Observation{{Capability: PIDTarget, Layer: LayerCRI, Outcome: Works, Observed: "target namespace"}}},
+		{Spec: SpecRef{Name: "mode 42 pid", State: "failed"}, Observations: []Observation{{Capability: UnknownModeError, Layer: LayerCRI, Outcome: Deviated, Observed: "accepted silently", Case: "pid"}}},
+		{Spec: SpecRef{Name: "mode 42 net", State: "passed"}, Observations: []Observation{{Capability: UnknownModeError, Layer: LayerCRI, Outcome: Works, Observed: "rejected", Case: "net"}}},
+		{Spec: SpecRef{Name: "cluster targets", State: "passed"}, Observations: []Observation{{Capability: PIDTarget, Layer: LayerCluster, Outcome: Deviated, Observed: "pod namespace"}}},
+	}
+	m := Compute(RuntimeInfo{Name: "r"}, "p", declared, []Layer{LayerCRI, LayerCluster}, specs)
+	row := func(n Name) Row {
+		for _, r := range m.Rows {
+			if r.Capability == n {
+				return r
+			}
+		}
+		t.Fatalf("no row %s", n)
+		return Row{}
+	}
+	if v := row(PIDTarget).Layers[LayerCRI].Verdict; v != Conformant {
+		t.Errorf("pid-target cri: %s", v)
+	}
+	if v := row(PIDTarget).Layers[LayerCluster].Verdict; v != Nonconformant {
+		t.Errorf("pid-target cluster: %s", v)
+	}
+	uc := row(UnknownModeError).Layers[LayerCRI]
+	if uc.Verdict != Nonconformant || len(uc.Specs) != 2 || len(uc.Observed) != 2 {
+		t.Errorf("one nonconformant case makes the cell nonconformant, with both specs: %+v", uc)
+	}
+	if v := row(PIDNode).Layers[LayerCRI].Verdict; v != VerdictNotApplicable {
+		t.Errorf("not-applicable and unobserved: %s", v)
+	}
+	if v := row(Logs).Layers[LayerCRI].Verdict; v != NotObserved {
+		t.Errorf("unobserved: %s", v)
+	}
+	if len(m.Rows) != len(All()) {
+		t.Errorf("rows %d, capabilities %d", len(m.Rows), len(All()))
+	}
+	nc := m.Nonconformant()
+	if len(nc) != 2 || nc[0] != PIDTarget || nc[1] != UnknownModeError {
+		t.Errorf("Nonconformant() = %v", nc)
+	}
+}

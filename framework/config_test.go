@@ -1,0 +1,78 @@
+package framework
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func parse(t *testing.T, args ...string) (*Config, error) {
+	t.Helper()
+	var c Config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	RegisterFlags(fs, &c)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &c, c.Validate()
+}
+
+func TestDefaults(t *testing.T) {
+	t.Setenv("ARTIFACTS", "")
+	c, err := parse(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Profile != "auto" || c.ReportDir != "_artifacts" || c.RegistryAddr != "127.0.0.1:0" || c.LoadedProfile != nil {
+		t.Errorf("defaults: %+v", c)
+	}
+	t.Setenv("ARTIFACTS", "/tmp/prow-artifacts")
+	if c, _ := parse(t); c.ReportDir != "/tmp/prow-artifacts" {
+		t.Errorf("ARTIFACTS not honoured: %s", c.ReportDir)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	images := filepath.Join(dir, "images.yaml")
+	if err := os.WriteFile(images, []byte("linux:\n  debug: example.com/busybox:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := parse(t, "-profile=containerd-runc", "-images-file="+images)
+	if err != nil || c.LoadedProfile.Name != "containerd-runc" || c.LoadedImages.Linux["debug"] != "example.com/busybox:1" {
+		t.Fatalf("valid config: %+v, %v", c, err)
+	}
+	for args, want := range map[string]string{
+		"-image-endpoint=unix:///x.sock": "-image-endpoint needs -runtime-endpoint",
+		"-profile=nope":                  `unknown profile "nope"`,
+		"-images-file=/nonexistent":      "no such file",
+		"-registry-addr=nohostport":      "-registry-addr",
+		"-report-dir=":                   "-report-dir is empty",
+	} {
+		if _, err := parse(t, args); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", args, err, want)
+		}
+	}
+	// Several problems are all reported, on one line.
+	_, err = parse(t, "-profile=nope", "-report-dir=")
+	if err == nil || !strings.Contains(oneLine(err), "unknown profile") || !strings.Contains(oneLine(err), "-report-dir") || strings.Contains(oneLine(err), "\n") {
+		t.Errorf("joined errors: %q", oneLine(err))
+	}
+}
+
+func TestLabels(t *testing.T) {
+	if err := CheckLabels([][]string{{"cri", "pid-target"}, {"benchmark"}}); err != nil {
+		t.Error(err)
+	}
+	if err := CheckLabels([][]string{{"cri", "typo-label"}}); err == nil || !strings.Contains(err.Error(), "typo-label") {
+		t.Errorf("unknown label: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Label with an unregistered name did not panic")
+		}
+	}()
+	Label("not-registered")
+}

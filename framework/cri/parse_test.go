@@ -1,0 +1,114 @@
+package cri
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestParseEndpoint(t *testing.T) {
+	cases := []struct {
+		in, scheme, path, err string
+	}{
+		{"unix:///run/containerd/containerd.sock", "unix", "/run/containerd/containerd.sock", ""},
+		{"/run/crio/crio.sock", "unix", "/run/crio/crio.sock", ""},
+		{"npipe:////./pipe/containerd-containerd", "npipe", `\\.\pipe\containerd-containerd`, ""},
+		{"tcp://127.0.0.1:1234", "", "", `unknown scheme "tcp"`},
+		{"unix://", "", "", "no socket path"},
+		{"npipe://pipe", "", "", "want npipe:////./pipe/<name>"},
+		{"", "", "", "empty"},
+	}
+	for _, c := range cases {
+		ep, err := ParseEndpoint(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ParseEndpoint(%q) error = %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || ep.Scheme != c.scheme || ep.Path != c.path {
+			t.Errorf("ParseEndpoint(%q) = %+v, %v", c.in, ep, err)
+		}
+	}
+	if runtime.GOOS != "windows" {
+		if _, err := Dial("npipe:////./pipe/x"); err == nil || !strings.Contains(err.Error(), "only on Windows") {
+			t.Errorf("npipe on Linux: %v", err)
+		}
+	}
+}
+
+const psPod = `PID   USER     COMMAND
+    1 65535    /pause
+    7 root     /target --token=tok-target --listen=:8080 --marker=/ectest/marker
+   13 root     /target --token=tok-sibling --listen=:8081 --marker=/ectest/marker
+   19 root     sh -c sleep 86400 & wait ectest-debug-tok-debug
+   25 root     sleep 86400
+   26 root     ps -o pid,user,args
+`
+
+func TestParsePSAndClassify(t *testing.T) {
+	procs, err := ParsePS(psPod)
+	if err != nil || len(procs) != 6 || procs[1].PID != 7 || procs[1].User != "root" || !strings.HasPrefix(procs[1].Args, "/target --token=tok-target") {
+		t.Fatalf("ParsePS = %+v, %v", procs, err)
+	}
+	m := Markers{Self: "ectest-debug-tok-debug", Target: "--token=tok-target", Siblings: []string{"--token=tok-sibling"}, Helpers: DebugHelpers}
+	views := map[string]struct {
+		ps   string
+		want View
+	}{
+		"pod": {psPod, ViewPod},
+		"target": {`PID USER COMMAND
+ 1 root /target --token=tok-target --listen=:8080
+ 9 root sh -c sleep 86400 & wait ectest-debug-tok-debug
+ 15 root sleep 86400
+ 16 root ps -o pid,user,args`, ViewTarget},
+		"own": {`PID USER COMMAND
+ 1 root sh -c sleep 86400 & wait ectest-debug-tok-debug
+ 7 root sleep 86400
+ 8 root ps -o pid,user,args`, ViewOwn},
+		"node": {`PID USER COMMAND
+ 1 root /sbin/init
+ 400 root /usr/bin/containerd
+ 900 root /target --token=tok-target
+ 901 root sh -c sleep 86400 & wait ectest-debug-tok-debug
+ 902 root ps -o pid,user,args`, ViewNode},
+		"target but sibling visible": {`PID USER COMMAND
+ 1 root /target --token=tok-target
+ 5 root /target --token=tok-sibling
+ 9 root sh -c sleep 86400 & wait ectest-debug-tok-debug
+ 10 root ps -o pid,user,args`, ViewOther},
+	}
+	for name, c := range views {
+		procs, err := ParsePS(c.ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Classify(procs, m); got != c.want {
+			t.Errorf("%s: Classify = %s, want %s", name, got, c.want)
+		}
+	}
+	if _, err := ParsePS("PID USER COMMAND\n"); err == nil {
+		t.Error("empty ps accepted")
+	}
+	if _, err := ParsePS("x root /bin/sh"); err == nil {
+		t.Error("bad PID accepted")
+	}
+}
+
+func TestParseLog(t *testing.T) {
+	lines, err := ParseLog("2026-11-22T04:00:00.000000001Z stdout F out-42\n" +
+		"2026-11-22T04:00:00.1Z stderr P err-\n" +
+		"2026-11-22T04:00:00.2Z stderr F 42\n" +
+		"2026-11-22T04:00:00.3Z stdout F \n")
+	if err != nil || len(lines) != 4 || lines[1].Stream != "stderr" || !lines[1].Partial {
+		t.Fatalf("ParseLog = %+v, %v", lines, err)
+	}
+	if got := Text(lines); got != "out-42\nerr-42\n\n" {
+		t.Errorf("Text = %q", got)
+	}
+	for _, bad := range []string{"not-a-time stdout F x", "2026-11-22T04:00:00Z stdnone F x", "2026-11-22T04:00:00Z"} {
+		if _, err := ParseLog(bad); err == nil {
+			t.Errorf("ParseLog(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+func sampleMatrix() capability.Matrix {
+	declared := map[capability.Name]capability.Support{}
+	for _, d := range capability.All() {
+		declared[d.Name] = capability.Supported
+	}
+	return capability.Compute(capability.RuntimeInfo{Name: "containerd", Version: "1.6.20", APIVersion: "v1", Endpoint: "unix:///x.sock", OS: "linux", Embedded: true},
+		"containerd-runc", declared, []capability.Layer{capability.LayerCRI},
+		[]capability.SpecObservations{{
+			Spec: capability.SpecRef{Name: "mode 42 [CRI-4]", State: "failed"},
+			Observations: []capability.Observation{{Capability: capability.UnknownModeError, Layer: capability.LayerCRI, Outcome: capability.Deviated,
+				Observed: "accepted | silently", Evidence: "RunPodSandbox succeeded"}},
+		}})
+}
+
+func TestMarkdownAndTable(t *testing.T) {
+	m := sampleMatrix()
+	md := Markdown(m)
+	for _, want := range []string{
+		"containerd 1.6.20 (CRI v1), embedded by the suite", "profile: containerd-runc",
+		"**nonconformant: 1** (unknown-namespace-mode-error)",
+		"| unknown-namespace-mode-error | CRI-4 SKEW-3 | supported | accepted \\| silently | **nonconformant** |",
+		"| pid-target | CRI-2 | supported |  | not-observed |",
+		"RunPodSandbox succeeded",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	tbl := Table(m)
+	if !strings.Contains(tbl, "nonconformant capabilities: 1 (unknown-namespace-mode-error)") || len(strings.Split(tbl, "\n")) != len(capability.All())+4 {
+		t.Errorf("table:\n%s", tbl)
+	}
+}
+
+func TestRequirements(t *testing.T) {
+	got := Requirements("a spec [CRI-4] [SKEW-3] and [STORY-OPS], not [FOO-1] or CRI-2")
+	if strings.Join(got, ",") != "CRI-4,SKEW-3,STORY-OPS" {
+		t.Errorf("Requirements = %v", got)
+	}
+}
+
+func TestObservationsFromReport(t *testing.T) {
+	o := capability.Observation{Capability: capability.PIDTarget, Outcome: capability.Works, Observed: "target namespace"}
+	local := types.ReportEntry{Name: capability.ReportEntryName, Value: types.WrapEntryValue(o)}
+	// After crossing parallel processes the value is decoded JSON.
+	b, _ := json.Marshal(local)
+	var remote types.ReportEntry
+	if err := json.Unmarshal(b, &remote); err != nil {
+		t.Fatal(err)
+	}
+	r := types.Report{SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "local [CRI-2]", State: types.SpecStatePassed, ReportEntries: types.ReportEntries{local}},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "remote", State: types.SpecStateFailed, ReportEntries: types.ReportEntries{remote}},
+		{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed},
+	}}
+	got, err := Observations(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !reflect.DeepEqual(got[0].Observations[0], o) || !reflect.DeepEqual(got[1].Observations[0], o) || got[0].Spec.Requirements[0] != "CRI-2" {
+		t.Errorf("Observations = %+v", got)
+	}
+}
+
+func TestWriteAllReports(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(dir, types.Report{SuiteDescription: "s"}, sampleMatrix()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{JUnitFile, JSONFile, MatrixJSONFile, MatrixMDFile} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var ds []time.Duration
+	for i := 20; i >= 1; i-- {
+		ds = append(ds, time.Duration(i)*time.Millisecond)
+	}
+	if p := Percentile(ds, 50); p != 10*time.Millisecond {
+		t.Errorf("p50 = %v", p)
+	}
+	if p := Percentile(ds, 95); p != 19*time.Millisecond {
+		t.Errorf("p95 = %v", p)
+	}
+	if p := Percentile(ds, 100); p != 20*time.Millisecond {
+		t.Errorf("p100 = %v", p)
+	}
+	if Percentile(nil, 50) != 0 {
+		t.Error("empty")
+	}
+}

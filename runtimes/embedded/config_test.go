@@ -1,0 +1,38 @@
+package embedded
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestConfigs(t *testing.T) {
+	l := layout{id: "abc", dir: "/var/lib/ectest/embedded/abc"}
+	cfg := containerdConfig(l, Options{SandboxImage: "127.0.0.1:5000/ectest/pause@sha256:00", CNIBinDir: "/usr/lib/cni"})
+	for _, want := range []string{
+		`root = "/var/lib/ectest/embedded/abc/root"`,
+		`address = "/var/lib/ectest/embedded/abc/containerd.sock"`,
+		`sandbox_image = "127.0.0.1:5000/ectest/pause@sha256:00"`,
+		"restrict_oom_score_adj = true",
+		`Root = "/var/lib/ectest/embedded/abc/runc"`,
+		`config_path = "/var/lib/ectest/embedded/abc/certs.d"`,
+		`bin_dir = "/usr/lib/cni"`,
+	} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("containerd config lacks %q:\n%s", want, cfg)
+		}
+	}
+	if strings.Contains(cfg, "@") && strings.Count(cfg, "@ROOT@")+strings.Count(cfg, "@STATE@") > 0 {
+		t.Errorf("unreplaced placeholders:\n%s", cfg)
+	}
+	bridge, subnet := l.network()
+	if len(bridge) > 15 || !strings.HasPrefix(subnet, "198.1") {
+		t.Errorf("bridge %q (max 15 chars), subnet %q (must be in 198.18.0.0/15)", bridge, subnet)
+	}
+	cni := cniConfig(l)
+	if !strings.Contains(cni, subnet) || !strings.Contains(cni, `"ipMasq": false`) || !strings.Contains(cni, l.cniData()) {
+		t.Errorf("CNI config:\n%s", cni)
+	}
+	if h := hostsTOML("127.0.0.1:5000"); !strings.Contains(h, `server = "http://127.0.0.1:5000"`) {
+		t.Errorf("hosts.toml:\n%s", h)
+	}
+}

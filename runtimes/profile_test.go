@@ -1,0 +1,91 @@
+package runtimes
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ectest/ectest/framework/capability"
+)
+
+func full(os string, override map[string]string) string {
+	var b strings.Builder
+	b.WriteString("name: test\nos: " + os + "\ncapabilities:\n")
+	for _, d := range capability.All() {
+		s := "supported"
+		if o, ok := override[string(d.Name)]; ok {
+			s = o
+		}
+		if s != "" {
+			b.WriteString("  " + string(d.Name) + ": " + s + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestParse(t *testing.T) {
+	if _, err := Parse([]byte(full("linux", nil)), "t"); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ yaml, want string }{
+		"unknown capability": {full("linux", nil) + "  pid-targett: supported\n", `unknown capability "pid-targett"`},
+		"bad support":        {full("linux", map[string]string{"pid-target": "sometimes"}), `invalid support "sometimes"`},
+		"missing capability": {full("linux", map[string]string{"logs": ""}), "does not declare logs"},
+		"bad os":             {full("plan9", nil), "os must be linux or windows"},
+		"no name":            {"os: linux\ncapabilities: {}\n", "no name"},
+		"unknown field":      {full("linux", nil) + "colour: blue\n", "malformed"},
+		"not yaml":           {"name: [", "malformed"},
+	}
+	for name, c := range cases {
+		if _, err := Parse([]byte(c.yaml), "t"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+func TestBuiltinProfiles(t *testing.T) {
+	all, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*Profile{}
+	for _, p := range all {
+		byName[p.Name] = p
+	}
+	win := byName["containerd-windows"]
+	if win == nil || win.OS != "windows" || win.Capabilities[capability.NetPod] != capability.Supported || win.Capabilities[capability.PIDTarget] != capability.NotApplicable {
+		t.Errorf("the Windows profile must be network-only: %+v", win)
+	}
+	if p, err := Detect("containerd", "linux"); err != nil || p.Name != "containerd-runc" {
+		t.Errorf("Detect(containerd, linux) = %v, %v", p, err)
+	}
+	if p, err := Detect("containerd", "windows"); err != nil || p.Name != "containerd-windows" {
+		t.Errorf("Detect(containerd, windows) = %v, %v", p, err)
+	}
+	if p, err := Detect("cri-o", "linux"); err != nil || p.Name != "cri-o" {
+		t.Errorf("Detect(cri-o) = %v, %v", p, err)
+	}
+	if _, err := Detect("unheard-of", "linux"); err == nil || !strings.Contains(err.Error(), "give -profile") {
+		t.Errorf("Detect(unknown) = %v", err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	if p, err := Load(Auto); p != nil || err != nil {
+		t.Errorf("Load(auto) = %v, %v", p, err)
+	}
+	if p, err := Load("cri-o"); err != nil || p.Name != "cri-o" {
+		t.Errorf("Load(cri-o) = %v, %v", p, err)
+	}
+	path := filepath.Join(t.TempDir(), "mine.yaml")
+	if err := os.WriteFile(path, []byte(full("linux", map[string]string{"pid-target": "unsupported"})), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Load(path); err != nil || p.Capabilities[capability.PIDTarget] != capability.Unsupported {
+		t.Errorf("Load(file) = %v, %v", p, err)
+	}
+	if _, err := Load("nope"); err == nil || !strings.Contains(err.Error(), "builtin:") {
+		t.Errorf("Load(nope) = %v", err)
+	}
+}

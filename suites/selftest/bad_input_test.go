@@ -1,0 +1,72 @@
+package selftest
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad input gets exactly one line on stderr, starting "ectest: ", and exit
+// code 2, before any environment is brought up.
+func TestBadInputGetsOneClearLine(t *testing.T) {
+	bin := suiteBinary(t)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// A socket file nobody listens on: connection refused.
+	dead := filepath.Join(dir, "dead.sock")
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: dead, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUnlinkOnClose(false)
+	l.Close()
+
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"endpoint that does not exist", []string{"-runtime-endpoint=unix:///nonexistent/ectest.sock"}, "no such file or directory"},
+		{"path that is not a socket", []string{"-runtime-endpoint=unix://" + write("plain", "x")}, "is not a socket"},
+		{"unknown scheme", []string{"-runtime-endpoint=tcp://127.0.0.1:1"}, `unknown scheme "tcp"`},
+		{"unreachable runtime", []string{"-runtime-endpoint=unix://" + dead}, "does not answer Version"},
+		{"unknown profile name", []string{"-profile=no-such-runtime"}, `unknown profile "no-such-runtime"`},
+		{"malformed profile file", []string{"-profile=" + write("bad-profile.yaml", "name: [unclosed")}, "malformed"},
+		{"unknown capability name", []string{"-profile=" + write("typo.yaml", "name: typo\nos: linux\ncapabilities:\n  pid-targett: supported\n")}, `unknown capability "pid-targett"`},
+		{"invalid support value", []string{"-profile=" + write("support.yaml", "name: s\nos: linux\ncapabilities:\n  pid-target: maybe\n")}, `invalid support "maybe"`},
+		{"malformed images file", []string{"-images-file=" + write("images.yaml", "linux: [")}, "images file"},
+		{"unknown image role", []string{"-images-file=" + write("roles.yaml", "linux:\n  debugger: busybox\n")}, `unknown image role "debugger"`},
+		{"unknown Windows release", []string{"-images-file=" + write("win.yaml", "windows:\n  ltsc2099:\n    debug: nanoserver\n")}, `unknown Windows release "ltsc2099"`},
+		{"missing images file", []string{"-images-file=/nonexistent/images.yaml"}, "no such file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(bin, c.args...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exitErr *exec.ExitError
+			if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
+				t.Fatalf("want exit code 2, got %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+			}
+			lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "ectest: ") || !strings.Contains(lines[0], c.want) {
+				t.Errorf("want one line starting %q containing %q on stderr, got:\n%s", "ectest: ", c.want, stderr.String())
+			}
+			if strings.Contains(stdout.String()+stderr.String(), "goroutine ") {
+				t.Errorf("stack trace printed:\n%s%s", stdout.String(), stderr.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,180 @@
+package selftest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/report"
+	"github.com/onsi/ginkgo/v2/types"
+	"sigs.k8s.io/yaml"
+)
+
+// Runs to check are named by the environment that hack/selftest.sh sets:
+// ECTEST_SELFTEST_RUNS="dir=exitcode dir=exitcode".
+func runs(t *testing.T) map[string]int {
+	t.Helper()
+	spec := os.Getenv("ECTEST_SELFTEST_RUNS")
+	if spec == "" {
+		t.Skip("ECTEST_SELFTEST_RUNS is not set: no suite run to check (make test sets it)")
+	}
+	out := map[string]int{}
+	for _, item := range strings.Fields(spec) {
+		dir, code, ok := strings.Cut(item, "=")
+		n, err := strconv.Atoi(code)
+		if !ok || err != nil {
+			t.Fatalf("ECTEST_SELFTEST_RUNS item %q: want dir=exitcode", item)
+		}
+		out[dir] = n
+	}
+	return out
+}
+
+type expectation struct {
+	RuntimeName   string `json:"runtimeName"`
+	VersionPrefix string `json:"versionPrefix"`
+	Profile       string `json:"profile"`
+	Verdicts      map[capability.Name]struct {
+		Verdict capability.Verdict `json:"verdict"`
+		Reason  string             `json:"reason"`
+	} `json:"verdicts"`
+}
+
+func expectationFor(t *testing.T, rt capability.RuntimeInfo) expectation {
+	t.Helper()
+	files, err := filepath.Glob("expected/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e expectation
+		if err := yaml.UnmarshalStrict(data, &e); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for n := range e.Verdicts {
+			if _, err := capability.Lookup(string(n)); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+		}
+		if e.RuntimeName == rt.Name && strings.HasPrefix(rt.Version, e.VersionPrefix) {
+			return e
+		}
+	}
+	t.Fatalf("no expectation file in expected/ for runtime %s %s: the suite's verdicts for this runtime version are not stated", rt.Name, rt.Version)
+	return expectation{}
+}
+
+func TestVerdictsMatchExpectations(t *testing.T) {
+	for dir, exitCode := range runs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			var m capability.Matrix
+			readJSON(t, filepath.Join(dir, report.MatrixJSONFile), &m)
+			if !m.Runtime.Embedded {
+				t.Fatalf("run %s was not against the embedded runtime", dir)
+			}
+			exp := expectationFor(t, m.Runtime)
+			if m.Profile != exp.Profile {
+				t.Errorf("profile: got %s, want %s", m.Profile, exp.Profile)
+			}
+			wantNonconformant := false
+			for _, row := range m.Rows {
+				want := capability.Conformant
+				reason := "every capability not listed in the expectation file must be conformant"
+				if v, ok := exp.Verdicts[row.Capability]; ok {
+					want, reason = v.Verdict, v.Reason
+				}
+				wantNonconformant = wantNonconformant || want == capability.Nonconformant
+				got := row.Layers[capability.LayerCRI]
+				if got.Verdict != want {
+					t.Errorf("%s: verdict %s, want %s (%s)\n  observed: %v\n  reasons: %v", row.Capability, got.Verdict, want, reason, got.Observed, got.Reasons)
+				}
+			}
+			if wantNonconformant != (exitCode != 0) {
+				t.Errorf("suite exit code %d, but nonconformant capabilities expected: %v (a vendor relies on a non-zero exit exactly when a capability is nonconformant)", exitCode, wantNonconformant)
+			}
+		})
+	}
+}
+
+// Every failed spec must be one that observed a nonconformance; no setup,
+// teardown or report node may fail.
+func TestOnlyNonconformanceFailsSpecs(t *testing.T) {
+	for dir := range runs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			var reports []types.Report
+			readJSON(t, filepath.Join(dir, report.JSONFile), &reports)
+			if len(reports) != 1 {
+				t.Fatalf("want one suite report, got %d", len(reports))
+			}
+			ran := 0
+			for _, s := range reports[0].SpecReports {
+				if s.State.Is(types.SpecStatePassed | types.SpecStateFailed) {
+					ran++
+				}
+				if !s.State.Is(types.SpecStateFailureStates) {
+					continue
+				}
+				if s.LeafNodeType != types.NodeTypeIt {
+					t.Errorf("%s node failed: %s", s.LeafNodeType, s.Failure.Message)
+					continue
+				}
+				if !strings.Contains(s.Failure.Message, "is nonconformant") {
+					t.Errorf("spec %q failed for another reason than a nonconformance:\n%s", s.FullText(), s.Failure.Message)
+				}
+			}
+			if ran < 20 {
+				t.Errorf("only %d specs ran", ran)
+			}
+		})
+	}
+}
+
+func TestNothingLeftBehind(t *testing.T) {
+	runs(t)
+	entries, err := os.ReadDir("/var/lib/ectest/embedded")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("embedded runtime state left behind: /var/lib/ectest/embedded/%s", e.Name())
+	}
+	if procs := processesMentioning("/var/lib/ectest/embedded"); len(procs) > 0 {
+		t.Errorf("processes of the embedded runtime left running:\n%s", strings.Join(procs, "\n"))
+	}
+	logs, _ := filepath.Glob(filepath.Join(os.TempDir(), "ectest-logs-*"))
+	for _, l := range logs {
+		t.Errorf("log directory left behind: %s", l)
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func processesMentioning(s string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), s) {
+			out = append(out, fmt.Sprintf("%s: %s", filepath.Dir(p), strings.ReplaceAll(string(b), "\x00", " ")))
+		}
+	}
+	return out
+}
