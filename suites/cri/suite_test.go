@@ -114,7 +114,6 @@ var _ = ReportAfterSuite("ectest reports", func(r Report) {
 	}
 	Expect(report.Write(cfg.ReportDir, r, m)).To(Succeed())
 	if env != nil {
-		fmt.Fprintf(GinkgoWriter, "\n%s\nreports: %s\n", report.Table(m), cfg.ReportDir)
 		fmt.Print("\n" + report.Table(m) + "reports in " + cfg.ReportDir + "\n")
 	}
 })
