@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/fixtures/images/targetinfo"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -162,14 +163,7 @@ func (v PIDView) PIDOf(marker string) (int, bool) {
 }
 
 // TargetInfo is what a target reports on GET /info.
-type TargetInfo struct {
-	Token     string   `json:"token"`
-	PID       int      `json:"pid"`
-	UID       int      `json:"uid"`
-	Hostname  string   `json:"hostname"`
-	Addresses []string `json:"addresses"`
-	StartedAt string   `json:"startedAt"`
-}
+type TargetInfo = targetinfo.Info
 
 // TargetInfoFrom asks a target, from a container sharing its network, for
 // its /info. It polls until the target answers (it may still be starting).

@@ -13,8 +13,7 @@ import (
 
 var _ = Describe("The target's filesystem", framework.Label(framework.LabelCRI, framework.LabelFilesystem, framework.LabelLinuxOnly), func() {
 	It("a debug container targeting a container reads its files through /proc/<pid>/root [CRI-6]", framework.Label(string(capability.ProcRootFS)), func(ctx SpecContext) {
-		f := newFramework()
-		f.Checker.RequireApplicable(capability.ProcRootFS)
+		f := newFramework(capability.ProcRootFS)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})

@@ -16,8 +16,7 @@ import (
 var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI, framework.LabelLifecycle), func() {
 	It("a debug container's whole life leaves the target's state, start time, PID and attempt unchanged, and the target keeps running after the debug container stops and is removed [LIFE-5]",
 		framework.Label(string(capability.NoSideEffects), framework.LabelLinuxOnly), func(ctx SpecContext) {
-			f := newFramework()
-			f.Checker.RequireApplicable(capability.NoSideEffects)
+			f := newFramework(capability.NoSideEffects)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			// An observer in the sandbox's network reads the target's own view of itself.
@@ -63,8 +62,7 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 
 	It("the debug image is absent before and pulled at debug time from the registry [LIFE-6]",
 		framework.Label(string(capability.PullAtDebugTime), framework.LabelLinuxOnly), func(ctx SpecContext) {
-			f := newFramework()
-			f.Checker.RequireApplicable(capability.PullAtDebugTime)
+			f := newFramework(capability.PullAtDebugTime)
 			if f.Registry == "" {
 				Skip("no loopback registry in this run: cannot make an image the runtime has never seen")
 			}

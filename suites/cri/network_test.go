@@ -16,8 +16,7 @@ import (
 var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCRI), func() {
 	It("a debug container shares the sandbox's network: it reaches the target's port on localhost and sees the same IP and hostname [CRI-5]",
 		framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly), func(ctx SpecContext) {
-			f := newFramework()
-			f.Checker.RequireApplicable(capability.NetPod)
+			f := newFramework(capability.NetPod)
 			skipOnWindowsImages()
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
@@ -56,8 +55,7 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 
 	It("containers of a sandbox with IPC POD share System V IPC objects [CRI-5]",
 		framework.Label(string(capability.IPCPod), framework.LabelIPC, framework.LabelLinuxOnly), func(ctx SpecContext) {
-			f := newFramework()
-			f.Checker.RequireApplicable(capability.IPCPod)
+			f := newFramework(capability.IPCPod)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			key := 0x3c7e0000 + int(f.Token[0])<<8 + int(f.Token[1])
 			f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", ShmKey: key})

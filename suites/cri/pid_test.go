@@ -15,8 +15,7 @@ import (
 
 var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework.LabelPID, framework.LabelLinuxOnly), func() {
 	It("a debug container targeting an isolated container sees that container's processes and no sibling's [CRI-2]", framework.Label(string(capability.PIDTarget)), func(ctx SpecContext) {
-		f := newFramework()
-		f.Checker.RequireApplicable(capability.PIDTarget)
+		f := newFramework(capability.PIDTarget)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		sibling := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "sibling", Port: 8081})
@@ -27,8 +26,7 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("a debug container targeting a container of a POD-mode sandbox joins the pod namespace [CRI-2]", framework.Label(string(capability.PIDTargetPod)), func(ctx SpecContext) {
-		f := newFramework()
-		f.Checker.RequireApplicable(capability.PIDTargetPod)
+		f := newFramework(capability.PIDTargetPod)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{SharePID: true})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: runtimeapi.NamespaceMode_POD, PIDSet: true})
 		sibling := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "sibling", PID: runtimeapi.NamespaceMode_POD, PIDSet: true, Port: 8081})
@@ -37,8 +35,7 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("containers of a POD-mode sandbox see each other and the infra process is PID 1 [CRI-1]", framework.Label(string(capability.PIDPod)), func(ctx SpecContext) {
-		f := newFramework()
-		f.Checker.RequireApplicable(capability.PIDPod)
+		f := newFramework(capability.PIDPod)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{SharePID: true})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: runtimeapi.NamespaceMode_POD, PIDSet: true})
 		other := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "other", PID: runtimeapi.NamespaceMode_POD, PIDSet: true})
@@ -56,8 +53,7 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("a container with PID CONTAINER is isolated and its own process is PID 1 [CRI-1]", framework.Label(string(capability.PIDContainer)), func(ctx SpecContext) {
-		f := newFramework()
-		f.Checker.RequireApplicable(capability.PIDContainer)
+		f := newFramework(capability.PIDContainer)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		f.RecordPIDView(ctx, capability.PIDContainer, cri.ViewOwn, sb,
@@ -65,8 +61,7 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("a container with PID NODE sees the host's processes [CRI-1]", framework.Label(string(capability.PIDNode)), func(ctx SpecContext) {
-		f := newFramework()
-		f.Checker.RequireApplicable(capability.PIDNode)
+		f := newFramework(capability.PIDNode)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{PID: runtimeapi.NamespaceMode_NODE})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: runtimeapi.NamespaceMode_NODE, PIDSet: true})
 		dbg, view := f.RecordPIDView(ctx, capability.PIDNode, cri.ViewNode, sb,

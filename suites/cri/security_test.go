@@ -22,8 +22,7 @@ var _ = Describe("Ptrace access rules for debug containers", framework.Label(fra
 	// user with no more capabilities than the caller does not.
 	DescribeTable("a targeting debug container reads another process's environ and root only as ptrace rules allow [SEC-3] [CRI-6] [STORY-DEBUG]",
 		func(ctx SpecContext, name string, targetUser int64, addCaps []string, readable bool) {
-			f := newFramework()
-			f.Checker.RequireApplicable(capability.PtraceRules)
+			f := newFramework(capability.PtraceRules)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			secret := "ECTEST_SECRET=" + f.Token
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", RunAsUser: &targetUser, Env: map[string]string{"ECTEST_SECRET": f.Token}})

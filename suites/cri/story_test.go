@@ -14,8 +14,7 @@ import (
 var _ = Describe("User stories", framework.Label(framework.LabelCRI, framework.LabelStory, framework.LabelLinuxOnly), func() {
 	It("an operator debugs a distroless target: inspects its filesystem, runs tools its image lacks, and calls its port from the pod's network [STORY-OPS]",
 		framework.Label(string(capability.StoryOps)), func(ctx SpecContext) {
-			f := newFramework()
-			f.Checker.RequireApplicable(capability.StoryOps)
+			f := newFramework(capability.StoryOps)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 

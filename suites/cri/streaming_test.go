@@ -14,8 +14,7 @@ import (
 
 var _ = Describe("Streaming into debug containers", framework.Label(framework.LabelCRI, framework.LabelStreaming, framework.LabelLinuxOnly), func() {
 	It("ExecSync and streaming exec, with and without a TTY, run in a targeting debug container [CRI-8]", framework.Label(string(capability.Exec)), func(ctx SpecContext) {
-		f := newFramework()
-		f.Checker.RequireApplicable(capability.Exec)
+		f := newFramework(capability.Exec)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
@@ -45,8 +44,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("attach with stdin and a TTY reaches a debug container's shell [CRI-8]", framework.Label(string(capability.Attach)), func(ctx SpecContext) {
-		f := newFramework()
-		f.Checker.RequireApplicable(capability.Attach)
+		f := newFramework(capability.Attach)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID,
@@ -67,8 +65,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("a debug container's stdout and stderr, written before anyone attaches, are in its CRI log [CRI-8] [LIFE-4]", framework.Label(string(capability.Logs)), func(ctx SpecContext) {
-		f := newFramework()
-		f.Checker.RequireApplicable(capability.Logs)
+		f := newFramework(capability.Logs)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID,

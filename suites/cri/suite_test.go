@@ -124,5 +124,13 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// newFramework is a spec's framework, bound to this process's session.
-func newFramework() *cri.Framework { return cri.New(session) }
+// newFramework is a spec's framework, bound to this process's session. The
+// spec skips, with the reason, if the profile declares a capability it
+// exercises not applicable.
+func newFramework(exercises ...capability.Name) *cri.Framework {
+	GinkgoHelper()
+	for _, n := range exercises {
+		session.Checker.RequireApplicable(n)
+	}
+	return cri.New(session)
+}

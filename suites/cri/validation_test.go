@@ -21,8 +21,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 	DescribeTable("a TARGET whose target_id is not a container of the same sandbox is rejected [CRI-3]",
 		framework.Label(string(capability.TargetIDValidation), framework.LabelPID),
 		func(ctx SpecContext, name string, targetID targetCase) {
-			f := newFramework()
-			f.Checker.RequireApplicable(capability.TargetIDValidation)
+			f := newFramework(capability.TargetIDValidation)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			id := targetID(f, ctx, sb, target)
@@ -56,8 +55,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 	DescribeTable("an unknown NamespaceMode value is rejected, not silently replaced [CRI-4] [SKEW-3]",
 		framework.Label(string(capability.UnknownModeError), framework.LabelSkew),
 		func(ctx SpecContext, where, which string) {
-			f := newFramework()
-			f.Checker.RequireApplicable(capability.UnknownModeError)
+			f := newFramework(capability.UnknownModeError)
 			name := fmt.Sprintf("%s %s mode %d", where, which, unknownMode)
 			obs := capability.Observation{Capability: capability.UnknownModeError, Case: name}
 			var err error
