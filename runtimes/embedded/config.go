@@ -39,13 +39,14 @@ func (l layout) config() string    { return l.dir + "/config.toml" }
 func (l layout) ownerFile() string { return l.dir + "/owner.pid" }
 
 // network derives a bridge name and a /24 from the run ID, so concurrent runs
-// on one host do not collide. 198.18.0.0/15 is reserved for network testing
-// (RFC 2544) and is never routed; pods only talk to themselves and loopback.
+// on one host do not collide. 198.18.0.0/16 is half of the range reserved for
+// network testing (RFC 2544, never routed; the other half is for Docker
+// networks); pods only talk to themselves and loopback.
 func (l layout) network() (bridge, subnet string) {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(l.id))
-	n := h.Sum32() % 512
-	return fmt.Sprintf("ectest%d", n), fmt.Sprintf("198.%d.%d.0/24", 18+n/256, n%256)
+	n := h.Sum32() % 256
+	return fmt.Sprintf("ectest%d", n), fmt.Sprintf("198.18.%d.0/24", n)
 }
 
 const namespaceK8s = "k8s.io"

@@ -25,8 +25,8 @@ func TestConfigs(t *testing.T) {
 		t.Errorf("unreplaced placeholders:\n%s", cfg)
 	}
 	bridge, subnet := l.network()
-	if len(bridge) > 15 || !strings.HasPrefix(subnet, "198.1") {
-		t.Errorf("bridge %q (max 15 chars), subnet %q (must be in 198.18.0.0/15)", bridge, subnet)
+	if len(bridge) > 15 || !strings.HasPrefix(subnet, "198.18.") {
+		t.Errorf("bridge %q (max 15 chars), subnet %q (must be in 198.18.0.0/16)", bridge, subnet)
 	}
 	cni := cniConfig(l)
 	if !strings.Contains(cni, subnet) || !strings.Contains(cni, `"ipMasq": false`) || !strings.Contains(cni, l.cniData()) {

@@ -7,9 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
+	"github.com/ectest/ectest/kind/host"
 	"github.com/ectest/ectest/kind/nodeimage"
 )
 
@@ -34,6 +38,11 @@ func main() {
 				fmt.Println(dir)
 			}
 		}
+	case "prepare-host":
+		var mod string
+		if mod, err = moduleDir(); err == nil {
+			err = host.Prepare(ctx, host.Options{ModuleDir: mod, Log: logf})
+		}
 	default:
 		usage()
 	}
@@ -43,7 +52,20 @@ func main() {
 	}
 }
 
+// moduleDir is this repository's root (where go.mod is).
+func moduleDir() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("run from inside the ectest repository")
+	}
+	return filepath.Dir(mod), nil
+}
+
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ectest-kind binaries [-kubernetes-version vX.Y.Z]")
+	fmt.Fprintln(os.Stderr, "usage: ectest-kind prepare-host | binaries [-kubernetes-version vX.Y.Z]")
 	os.Exit(2)
 }
