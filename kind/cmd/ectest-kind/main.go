@@ -1,5 +1,6 @@
 // Command ectest-kind prepares hosts, builds offline node images and runs
-// the suite's kind clusters. The Makefile's cluster targets call it.
+// the suite's kind clusters. The Makefile's cluster targets call it; the
+// logic lives in the kind package.
 package main
 
 import (
@@ -13,43 +14,76 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ectest/ectest/kind"
 	"github.com/ectest/ectest/kind/host"
 	"github.com/ectest/ectest/kind/nodeimage"
 )
+
+const usageText = `usage: ectest-kind COMMAND [flags]
+  prepare-host   install and configure a Docker engine for kind on this host
+  node-image     build the offline node image (prints its reference)
+  up             create (or reuse) the kind cluster (prints its kubeconfig path)
+  down           delete the kind cluster
+flags:
+  -kubernetes-version vX.Y.Z   (default ` + nodeimage.DefaultKubernetesVersion + `)
+  -kind-node-image IMAGE       use this node image (e.g. a stock kindest/node) instead of building one
+  -name NAME                   cluster name (default ` + kind.DefaultName + `)`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
-		usage()
+		fmt.Fprintln(os.Stderr, usageText)
+		os.Exit(2)
 	}
-	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	version := fs.String("kubernetes-version", nodeimage.DefaultKubernetesVersion, "Kubernetes version to build")
-	_ = fs.Parse(os.Args[2:])
+	fs := flag.NewFlagSet(os.Args[1], flag.ContinueOnError)
+	version := fs.String("kubernetes-version", nodeimage.DefaultKubernetesVersion, "")
+	image := fs.String("kind-node-image", "", "")
+	name := fs.String("name", kind.DefaultName, "")
+	fs.Usage = func() { fmt.Fprintln(os.Stderr, usageText) }
+	if err := fs.Parse(os.Args[2:]); err != nil {
+		os.Exit(2)
+	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-kind: "+format+"\n", args...) }
-	var err error
-	switch os.Args[1] {
-	case "binaries":
-		var v nodeimage.Version
-		if v, err = nodeimage.ParseVersion(*version); err == nil {
-			var dir string
-			b := &nodeimage.Builder{Log: logf}
-			if dir, err = b.KubernetesBinaries(ctx, v); err == nil {
-				fmt.Println(dir)
-			}
-		}
-	case "prepare-host":
-		var mod string
-		if mod, err = moduleDir(); err == nil {
-			err = host.Prepare(ctx, host.Options{ModuleDir: mod, Log: logf})
-		}
-	default:
-		usage()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ectest-kind: "+err.Error())
+	if err := run(ctx, os.Args[1], *version, *image, *name, logf); err != nil {
+		fmt.Fprintln(os.Stderr, "ectest-kind: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		os.Exit(1)
 	}
+}
+
+func run(ctx context.Context, cmd, version, image, name string, logf func(string, ...any)) error {
+	mod, err := moduleDir()
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case "prepare-host":
+		return host.Prepare(ctx, host.Options{ModuleDir: mod, Log: logf})
+	case "node-image":
+		v, err := nodeimage.ParseVersion(version)
+		if err != nil {
+			return err
+		}
+		if err := host.Prepare(ctx, host.Options{ModuleDir: mod, Log: logf}); err != nil {
+			return err
+		}
+		ref, err := (&nodeimage.Builder{Log: logf}).NodeImage(ctx, v)
+		if err == nil {
+			fmt.Println(ref)
+		}
+		return err
+	case "up":
+		c, err := kind.Up(ctx, kind.Options{Name: name, NodeImage: image, KubernetesVersion: version, ModuleDir: mod, Keep: true, Log: logf})
+		if err != nil {
+			return err
+		}
+		fmt.Println(c.Kubeconfig)
+		logf("use it with: export KUBECONFIG=%s", c.Kubeconfig)
+		return nil
+	case "down":
+		return kind.Delete(name, logf)
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usageText)
 }
 
 // moduleDir is this repository's root (where go.mod is).
@@ -63,9 +97,4 @@ func moduleDir() (string, error) {
 		return "", fmt.Errorf("run from inside the ectest repository")
 	}
 	return filepath.Dir(mod), nil
-}
-
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ectest-kind prepare-host | binaries [-kubernetes-version vX.Y.Z]")
-	os.Exit(2)
 }

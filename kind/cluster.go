@@ -1,0 +1,222 @@
+package kind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ectest/ectest/kind/host"
+	"github.com/ectest/ectest/kind/nodeimage"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	kindlog "sigs.k8s.io/kind/pkg/log"
+)
+
+// DefaultName is the suite's cluster name (kind prefixes node containers with it).
+const DefaultName = "ectest"
+
+// Options say which cluster to use or make.
+type Options struct {
+	// Kubeconfig names an existing cluster: nothing is created or deleted.
+	Kubeconfig string
+	// Name of the kind cluster (DefaultName if empty).
+	Name string
+	// NodeImage is used as given (a stock kindest/node, say); empty builds
+	// the node image for KubernetesVersion offline.
+	NodeImage string
+	// KubernetesVersion of the offline-built node image.
+	KubernetesVersion string
+	// Keep leaves a created cluster running after Down.
+	Keep bool
+	// ModuleDir is this repository's root (host preparation builds a helper from it).
+	ModuleDir string
+	// StateDir holds the kubeconfig, audit policy and audit log
+	// (<user cache dir>/ectest/clusters/<name> if empty).
+	StateDir string
+	Log      func(format string, args ...any)
+}
+
+// Cluster is a cluster the suites can use.
+type Cluster struct {
+	Name       string
+	Kubeconfig string
+	// AuditLog is the API server's audit log on this host ("" for clusters
+	// given by kubeconfig).
+	AuditLog string
+	created  bool
+	keep     bool
+	provider *kindcluster.Provider
+	log      func(format string, args ...any)
+}
+
+// Up returns the cluster to use: the one given by kubeconfig, the kind
+// cluster of that name if it already runs, or a new one.
+func Up(ctx context.Context, o Options) (*Cluster, error) {
+	logf := o.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if o.Kubeconfig != "" {
+		if _, err := os.Stat(o.Kubeconfig); err != nil {
+			return nil, fmt.Errorf("kubeconfig: %w", err)
+		}
+		return &Cluster{Kubeconfig: o.Kubeconfig, log: logf}, nil
+	}
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if o.KubernetesVersion == "" {
+		o.KubernetesVersion = nodeimage.DefaultKubernetesVersion
+	}
+	v, err := nodeimage.ParseVersion(o.KubernetesVersion)
+	if err != nil {
+		return nil, err
+	}
+	if err := host.Prepare(ctx, host.Options{ModuleDir: o.ModuleDir, Log: logf}); err != nil {
+		return nil, fmt.Errorf("host preparation: %w", err)
+	}
+	if o.StateDir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		o.StateDir = filepath.Join(cache, "ectest", "clusters", o.Name)
+	}
+	c := &Cluster{
+		Name: o.Name, Kubeconfig: filepath.Join(o.StateDir, "kubeconfig"),
+		AuditLog: filepath.Join(o.StateDir, "audit", AuditLogFile),
+		keep:     o.Keep, log: logf,
+		provider: kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{logf})),
+	}
+	existing, err := c.provider.List()
+	if err != nil {
+		return nil, fmt.Errorf("list kind clusters: %w", err)
+	}
+	for _, n := range existing {
+		if n == o.Name {
+			logf("reusing kind cluster %q", o.Name)
+			return c, c.provider.ExportKubeConfig(o.Name, c.Kubeconfig, false)
+		}
+	}
+	image := o.NodeImage
+	if image == "" {
+		b := &nodeimage.Builder{Log: logf}
+		if image, err = b.NodeImage(ctx, v); err != nil {
+			return nil, err
+		}
+	}
+	policyDir := filepath.Join(o.StateDir, "audit-policy")
+	for _, d := range []string{policyDir, filepath.Dir(c.AuditLog)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(policyDir, "policy.yaml"), auditPolicy, 0o644); err != nil {
+		return nil, err
+	}
+	cfg := Config(ConfigOptions{
+		Name: o.Name, NodeImage: image, Kubernetes: v, CgroupV1: hostCgroupV1(),
+		AuditPolicyDir: policyDir, AuditLogDir: filepath.Dir(c.AuditLog),
+		OwnCNI: o.NodeImage == "",
+	})
+	start := time.Now()
+	logf("creating kind cluster %q from %s", o.Name, image)
+	err = c.provider.Create(o.Name,
+		kindcluster.CreateWithRawConfig([]byte(cfg)),
+		kindcluster.CreateWithKubeconfigPath(c.Kubeconfig),
+		kindcluster.CreateWithWaitForReady(4*time.Minute),
+		kindcluster.CreateWithDisplayUsage(false),
+		kindcluster.CreateWithDisplaySalutation(false),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create kind cluster %q: %w", o.Name, err)
+	}
+	c.created = true
+	logf("kind cluster %q ready in %s; kubeconfig: %s", o.Name, time.Since(start).Round(time.Second), c.Kubeconfig)
+	return c, nil
+}
+
+// Down deletes a cluster this run created, unless asked to keep it.
+func (c *Cluster) Down() error {
+	if c.provider == nil || !c.created || c.keep {
+		return nil
+	}
+	return Delete(c.Name, c.log)
+}
+
+// Delete removes the named kind cluster (and its docker network when it is
+// the last cluster on it).
+func Delete(name string, logf func(string, ...any)) error {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger{logf}))
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(cache, "ectest", "clusters", name, "kubeconfig")
+	var errs []error
+	errs = append(errs, p.Delete(name, kubeconfig))
+	errs = append(errs, os.RemoveAll(filepath.Dir(kubeconfig)))
+	return errors.Join(errs...)
+}
+
+// ExportLogs writes kind's log export into dir.
+func (c *Cluster) ExportLogs(dir string) error {
+	if c.provider == nil {
+		return nil
+	}
+	return c.provider.CollectLogs(c.Name, dir)
+}
+
+// ConfigureRegistry lets every node pull from a plain-HTTP registry at
+// hostPort (the suite's registry on the kind network's gateway).
+func (c *Cluster) ConfigureRegistry(hostPort string) error {
+	if c.provider == nil {
+		return errors.New("configure registry: not a kind cluster this run manages")
+	}
+	nodes, err := c.provider.ListNodes(c.Name)
+	if err != nil {
+		return err
+	}
+	toml := fmt.Sprintf("server = \"http://%s\"\n\n[host.\"http://%s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", hostPort, hostPort)
+	for _, n := range nodes {
+		dir := "/etc/containerd/certs.d/" + hostPort
+		cmd := n.Command("sh", "-c", "mkdir -p "+dir+" && cat > "+dir+"/hosts.toml")
+		cmd.SetStdin(strings.NewReader(toml))
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("node %s: write registry config: %w", n, err)
+		}
+	}
+	return nil
+}
+
+func hostCgroupV1() bool {
+	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	return err != nil
+}
+
+// logger adapts a printf function to kind's logger; kind's verbose
+// messages are dropped.
+type logger struct{ f func(string, ...any) }
+
+func (l logger) Warn(m string)             { l.f("kind: %s", m) }
+func (l logger) Warnf(f string, a ...any)  { l.f("kind: "+f, a...) }
+func (l logger) Error(m string)            { l.f("kind: %s", m) }
+func (l logger) Errorf(f string, a ...any) { l.f("kind: "+f, a...) }
+func (l logger) V(v kindlog.Level) kindlog.InfoLogger {
+	if v > 0 {
+		return kindlog.NoopInfoLogger{}
+	}
+	return info(l)
+}
+
+type info logger
+
+func (i info) Info(m string)            { i.f("kind: %s", m) }
+func (i info) Infof(f string, a ...any) { i.f("kind: "+f, a...) }
+func (i info) Enabled() bool            { return true }

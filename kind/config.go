@@ -1,0 +1,99 @@
+package kind
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"github.com/ectest/ectest/kind/nodeimage"
+)
+
+//go:embed configs/audit-policy.yaml
+var auditPolicy []byte
+
+// Paths inside the node.
+const (
+	nodeAuditDir    = "/etc/kubernetes/audit"
+	nodeAuditLogDir = "/var/log/kubernetes/audit"
+	// AuditLogFile is the audit log's name in the host's audit directory.
+	AuditLogFile = "audit.log"
+)
+
+// Networks of the cluster: in 198.19.0.0/16 (reserved for network tests),
+// beside Docker's own pools (198.19.0.0/16 split, see kind/host).
+const (
+	PodSubnet     = "198.19.128.0/18"
+	ServiceSubnet = "198.19.192.0/20"
+)
+
+// ConfigOptions shape the generated kind configuration.
+type ConfigOptions struct {
+	Name       string
+	NodeImage  string
+	Kubernetes nodeimage.Version
+	// CgroupV1 says the host runs cgroup v1: kubelets from 1.35 refuse it
+	// unless told not to.
+	CgroupV1 bool
+	// AuditPolicyDir and AuditLogDir are host directories mounted into the
+	// control-plane node: the policy read by the API server, and its log,
+	// readable by the suites from the host.
+	AuditPolicyDir, AuditLogDir string
+	// OwnCNI replaces kind's default CNI (kindnetd, whose image cannot be
+	// pulled offline) with the node image's bridge configuration.
+	OwnCNI bool
+}
+
+// Config renders a kind v1alpha4 cluster configuration.
+func Config(o ConfigOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nname: %s\n", o.Name)
+	fmt.Fprintf(&b, "networking:\n  podSubnet: %q\n  serviceSubnet: %q\n", PodSubnet, ServiceSubnet)
+	if o.OwnCNI {
+		b.WriteString("  disableDefaultCNI: true\n")
+	}
+	b.WriteString("nodes:\n- role: control-plane\n")
+	if o.NodeImage != "" {
+		fmt.Fprintf(&b, "  image: %s\n", o.NodeImage)
+	}
+	fmt.Fprintf(&b, "  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n  - hostPath: %s\n    containerPath: %s\n",
+		o.AuditPolicyDir, nodeAuditDir, o.AuditLogDir, nodeAuditLogDir)
+	b.WriteString("kubeadmConfigPatches:\n")
+	b.WriteString(indent(apiServerPatch(o.Kubernetes), "- |\n", "  "))
+	if o.CgroupV1 && o.Kubernetes.AtLeast(35) {
+		b.WriteString(indent("kind: KubeletConfiguration\nfailCgroupV1: false\n", "- |\n", "  "))
+	}
+	return b.String()
+}
+
+// apiServerPatch turns auditing on. kind generates kubeadm v1beta4 from
+// Kubernetes 1.36 (extraArgs as a list of name/value) and v1beta3 before
+// (extraArgs as a map).
+func apiServerPatch(v nodeimage.Version) string {
+	args := [][2]string{
+		{"audit-policy-file", nodeAuditDir + "/policy.yaml"},
+		{"audit-log-path", nodeAuditLogDir + "/" + AuditLogFile},
+		{"audit-log-maxage", "1"},
+	}
+	var b strings.Builder
+	b.WriteString("kind: ClusterConfiguration\napiServer:\n  extraArgs:\n")
+	for _, a := range args {
+		if v.AtLeast(36) {
+			fmt.Fprintf(&b, "  - name: %s\n    value: %q\n", a[0], a[1])
+		} else {
+			fmt.Fprintf(&b, "    %s: %q\n", a[0], a[1])
+		}
+	}
+	b.WriteString("  extraVolumes:\n")
+	for _, vol := range [][3]string{{"ectest-audit-policy", nodeAuditDir, "true"}, {"ectest-audit-log", nodeAuditLogDir, "false"}} {
+		fmt.Fprintf(&b, "  - name: %s\n    hostPath: %s\n    mountPath: %s\n    readOnly: %s\n    pathType: DirectoryOrCreate\n", vol[0], vol[1], vol[1], vol[2])
+	}
+	return b.String()
+}
+
+func indent(s, first, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return first + strings.Join(lines, "\n") + "\n"
+}

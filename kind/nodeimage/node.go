@@ -1,0 +1,303 @@
+package nodeimage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// KindVersion is the kind module whose node-image files (images/base/files)
+// and library this project uses; it must match go.mod.
+const KindVersion = "v0.33.0"
+
+// NodeImageRepository is where built node images are tagged in Docker.
+const NodeImageRepository = "ectest/kind-node"
+
+// NodeImage builds (or finds) the node image for Kubernetes version v and
+// returns its Docker reference.
+func (b *Builder) NodeImage(ctx context.Context, v Version) (string, error) {
+	binDir, err := b.KubernetesBinaries(ctx, v)
+	if err != nil {
+		return "", err
+	}
+	rootfs, err := b.RootFS(ctx)
+	if err != nil {
+		return "", err
+	}
+	kindDir, err := b.moduleDir(ctx, "sigs.k8s.io/kind@"+KindVersion)
+	if err != nil {
+		return "", err
+	}
+	key := cacheKey("node", v.String(), filepath.Base(binDir), filepath.Base(rootfs), KindVersion, runtime.GOARCH, nodeRecipe)
+	ref := NodeImageRepository + ":" + strings.TrimPrefix(key, "node-")
+	if exec.CommandContext(ctx, "docker", "image", "inspect", ref).Run() == nil {
+		b.logf("node image %s: cached in docker", ref)
+		return ref, nil
+	}
+	start := time.Now()
+	list, err := b.KubeadmImages(ctx, binDir, v)
+	if err != nil {
+		return "", err
+	}
+	work, err := os.MkdirTemp("", "ectest-node-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	root := filepath.Join(work, "rootfs")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	if out, err := exec.CommandContext(ctx, "tar", "--numeric-owner", "--xattrs", "-C", root, "-xpf", rootfs).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("unpack rootfs: %v: %s", err, out)
+	}
+	b.logf("node image: building kubeadm's images %v", list)
+	if err := os.MkdirAll(filepath.Join(root, "kind/images"), 0o755); err != nil {
+		return "", err
+	}
+	if err := b.BuildImages(ctx, binDir, rootfs, list, filepath.Join(root, "kind/images/images.tar")); err != nil {
+		return "", err
+	}
+	if err := assemble(root, filepath.Join(kindDir, "images/base/files"), binDir, v, list); err != nil {
+		return "", err
+	}
+	b.logf("node image: docker import as %s", ref)
+	imp := exec.CommandContext(ctx, "sh", "-c", `tar --numeric-owner --xattrs -C "$1" -c . | docker import \
+		--change 'ENV container=docker' \
+		--change 'STOPSIGNAL SIGRTMIN+3' \
+		--change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/usr/local/bin/ectest-init"]' - "$2"`, "import", root, ref)
+	if out, err := imp.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("docker import: %v: %s", err, out)
+	}
+	b.logf("node image %s: built in %s", ref, time.Since(start).Round(time.Second))
+	return ref, nil
+}
+
+// nodeRecipe changes whenever assemble changes.
+const nodeRecipe = "1"
+
+func (b *Builder) moduleDir(ctx context.Context, modVersion string) (string, error) {
+	out, err := b.output(ctx, "", b.goCmd(), "mod", "download", "-json", modVersion)
+	if err != nil {
+		return "", err
+	}
+	var info struct{ Dir, Error string }
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		return "", err
+	}
+	if info.Error != "" {
+		return "", fmt.Errorf("%s: %s", modVersion, info.Error)
+	}
+	return info.Dir, nil
+}
+
+// assemble turns a Debian root filesystem into a kind node: kind's base
+// image files, Kubernetes binaries, images, and the fixes these hosts need.
+func assemble(root, kindFiles, binDir string, v Version, list ImageList) error {
+	write := func(p string, mode os.FileMode, content string) error {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		_ = os.Remove(full)
+		return os.WriteFile(full, []byte(content), mode)
+	}
+	link := func(target, p string) error {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		_ = os.Remove(full)
+		return os.Symlink(target, full)
+	}
+	// kind's base image files, as its Dockerfile copies them (fuse-overlayfs
+	// is for rootless hosts and Debian has no containerd plugin for it).
+	err := filepath.WalkDir(kindFiles, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(kindFiles, p)
+		if strings.Contains(rel, "fuse-overlayfs") || strings.HasPrefix(rel, "LICENSES") || strings.HasSuffix(rel, ".go") || strings.HasPrefix(rel, "kind/README") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(rel, "usr/local/bin/") || strings.HasPrefix(rel, "kind/bin/") {
+			mode = 0o755
+		}
+		if rel == "etc/containerd/config.toml" {
+			data = []byte(NodeContainerdConfig(string(data), list["pause"]))
+		}
+		return write(rel, mode, string(data))
+	})
+	if err != nil {
+		return fmt.Errorf("kind base files: %w", err)
+	}
+	// Debian's containerd lives in /usr/bin; kind's unit runs /usr/local/bin.
+	for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "ctr"} {
+		if err := link("/usr/bin/"+bin, "usr/local/bin/"+bin); err != nil {
+			return err
+		}
+	}
+	if err := link("/usr/lib/cni", "opt/cni/bin"); err != nil {
+		return err
+	}
+	for _, c := range []string{"kubeadm", "kubelet", "kubectl"} {
+		data, err := os.ReadFile(filepath.Join(binDir, c))
+		if err != nil {
+			return err
+		}
+		if err := write("usr/bin/"+c, 0o755, string(data)); err != nil {
+			return err
+		}
+	}
+	files := map[string]string{
+		"kind/version": v.String() + "\n",
+		// A harmless stand-in for kind's storage provisioner manifest: its
+		// image cannot be pulled here and the suites need no volumes.
+		"kind/manifests/default-storage.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ectest-no-default-storage\n  namespace: kube-system\n",
+		"etc/systemd/system/ectest-import-images.service": importUnit,
+		"etc/systemd/system/ectest-cgroup-fix.service":    cgroupFixUnit,
+		"usr/local/bin/ectest-init":                       ectestInit,
+		"usr/local/bin/ectest-cgroup-fix":                 cgroupFix,
+		"etc/containerd/certs.d/.keep":                    "",
+		"etc/kubernetes/manifests/.keep":                  "",
+		"etc/cni/net.d/.keep":                             "",
+	}
+	for p, content := range files {
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(p, "usr/local/bin/") {
+			mode = 0o755
+		}
+		if err := write(p, mode, content); err != nil {
+			return err
+		}
+	}
+	// systemd as kind's Dockerfile sets it up: no default wants, our units on.
+	for _, g := range []string{"lib/systemd/system/multi-user.target.wants/*", "etc/systemd/system/*.wants/*", "lib/systemd/system/local-fs.target.wants/*",
+		"lib/systemd/system/sockets.target.wants/*udev*", "lib/systemd/system/sockets.target.wants/*initctl*", "lib/systemd/system/basic.target.wants/*",
+		"lib/systemd/system/sysinit.target.wants/systemd-tmpfiles-setup.service"} {
+		matches, _ := filepath.Glob(filepath.Join(root, g))
+		for _, m := range matches {
+			_ = os.Remove(m)
+		}
+	}
+	for _, u := range []string{"kubelet.service", "containerd.service", "undo-mount-hacks.service", "ectest-import-images.service", "ectest-cgroup-fix.service"} {
+		if err := link("/etc/systemd/system/"+u, "etc/systemd/system/multi-user.target.wants/"+u); err != nil {
+			return err
+		}
+	}
+	masked := []string{"etc/systemd/system/systemd-binfmt.service"}
+	// A privileged node's systemd would apply non-namespaced sysctls
+	// (fs.protected_*, kernel.*) to the host: mask the files that set them.
+	for _, f := range []string{"50-default.conf", "50-pid-max.conf", "protect-links.conf"} {
+		masked = append(masked, "etc/sysctl.d/"+f)
+	}
+	for _, m := range masked {
+		if err := link("/dev/null", m); err != nil {
+			return err
+		}
+	}
+	if err := link("/usr/lib/systemd/systemd", "sbin/init"); err != nil {
+		return err
+	}
+	journald := filepath.Join(root, "etc/systemd/journald.conf")
+	if data, err := os.ReadFile(journald); err == nil && !strings.Contains(string(data), "ReadKMsg=no") {
+		if err := os.WriteFile(journald, append(data, []byte("\nReadKMsg=no\n")...), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	fuseRE    = regexp.MustCompile(`(?s)\[proxy_plugins\].*?address = "[^"]*"\n`)
+	baseSpec  = regexp.MustCompile(`(?m)^\s*base_runtime_spec = .*\n`)
+	sandboxRE = regexp.MustCompile(`(?m)^(\s*)sandbox_image = .*$`)
+	oomRE     = regexp.MustCompile(`(?m)^(\s*)restrict_oom_score_adj = .*$`)
+)
+
+// NodeContainerdConfig adapts kind's containerd config to Debian's
+// containerd 1.6 on these hosts: no fuse-overlayfs proxy plugin, no base
+// runtime spec (kind generates it at image build), the locally built pause
+// image, restrict_oom_score_adj (no CAP_SYS_RESOURCE here) and a registry
+// hosts directory (for the suite's registry).
+func NodeContainerdConfig(kindConfig, pauseImage string) string {
+	c := fuseRE.ReplaceAllString(kindConfig, "")
+	c = baseSpec.ReplaceAllString(c, "")
+	c = sandboxRE.ReplaceAllString(c, `${1}sandbox_image = "`+pauseImage+`"`)
+	c = oomRE.ReplaceAllString(c, "${1}restrict_oom_score_adj = true")
+	return c + "\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n"
+}
+
+// nodeCNI is the single node's pod network, replacing kindnetd (whose image
+// cannot be pulled offline): a bridge in the first /24 of kind.PodSubnet.
+const nodeCNI = `{
+  "cniVersion": "0.4.0",
+  "name": "ectest",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "198.19.128.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+`
+
+const importUnit = `[Unit]
+Description=Import the images kubeadm needs (this node cannot pull them)
+After=containerd.service
+Requires=containerd.service
+Before=kubelet.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh -c 'for i in $(seq 1 100); do ctr version >/dev/null 2>&1 && break; sleep 0.1; done; ctr -n k8s.io images import --no-unpack=false /kind/images/images.tar'
+
+[Install]
+WantedBy=multi-user.target
+`
+
+// ectestInit records which cgroup hierarchies the entrypoint set up, then
+// starts systemd.
+const ectestInit = `#!/bin/sh
+awk '$9 == "cgroup" {print $5}' /proc/self/mountinfo > /run/ectest-cgroups-at-boot 2>/dev/null || true
+exec /sbin/init "$@"
+`
+
+// On cgroup v1 hosts, the node's systemd mounts hierarchies the host does
+// not have (hugetlb, net_cls/net_prio, perf_event); kubelets then crash-loop
+// on missing paths. Unmount every cgroup v1 mount the entrypoint did not set up.
+const cgroupFix = `#!/bin/sh
+[ -f /sys/fs/cgroup/cgroup.controllers ] && exit 0
+[ -f /run/ectest-cgroups-at-boot ] || exit 0
+awk '$9 == "cgroup" {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do
+  grep -qx "$m" /run/ectest-cgroups-at-boot || umount "$m" 2>/dev/null || true
+done
+`
+
+const cgroupFixUnit = `[Unit]
+Description=Unmount cgroup v1 hierarchies the host does not have
+DefaultDependencies=no
+After=local-fs.target
+Before=containerd.service kubelet.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/bin/ectest-cgroup-fix
+
+[Install]
+WantedBy=multi-user.target
+`

@@ -1,0 +1,115 @@
+package nodeimage
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseVersion(t *testing.T) {
+	v, err := ParseVersion("v1.36.3")
+	if err != nil || v.String() != "v1.36.3" || v.StagingVersion() != "v0.36.3" || !v.AtLeast(35) || v.AtLeast(37) {
+		t.Errorf("ParseVersion = %+v, %v", v, err)
+	}
+	if v, err := ParseVersion("1.29.0"); err != nil || v.Minor != 29 {
+		t.Errorf("without v: %+v, %v", v, err)
+	}
+	for _, bad := range []string{"v1.28.9", "v1.36", "latest", "v2.0.0", "v1.36.3-rc.1"} {
+		if _, err := ParseVersion(bad); err == nil {
+			t.Errorf("ParseVersion(%q) accepted", bad)
+		}
+	}
+	if _, err := ParseVersion(DefaultKubernetesVersion); err != nil {
+		t.Errorf("the default version must parse: %v", err)
+	}
+}
+
+func TestImageList(t *testing.T) {
+	l, err := ParseImageList(`registry.k8s.io/kube-apiserver:v1.36.3
+registry.k8s.io/kube-controller-manager:v1.36.3
+registry.k8s.io/kube-scheduler:v1.36.3
+registry.k8s.io/kube-proxy:v1.36.3
+registry.k8s.io/coredns/coredns:v1.13.1
+registry.k8s.io/pause:3.10.1
+registry.k8s.io/etcd:3.6.6-0
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l["coredns"] != "registry.k8s.io/coredns/coredns:v1.13.1" || l.Tag("etcd") != "3.6.6-0" || l.Tag("pause") != "3.10.1" {
+		t.Errorf("list: %v", l)
+	}
+	if got := EtcdModuleVersion(l.Tag("etcd")); got != "v3.6.6" {
+		t.Errorf("etcd module version %s", got)
+	}
+	if _, err := ParseImageList("registry.k8s.io/kube-apiserver:v1.36.3\n"); err == nil || !strings.Contains(err.Error(), "no ") {
+		t.Errorf("incomplete list accepted: %v", err)
+	}
+}
+
+func TestStagingModulesAndGoMod(t *testing.T) {
+	mods := StagingModules(`module k8s.io/kubernetes
+replace (
+	k8s.io/api => ./staging/src/k8s.io/api
+	k8s.io/client-go => ./staging/src/k8s.io/client-go
+	github.com/x/y => github.com/x/y v1.0.0
+)
+`)
+	if strings.Join(mods, ",") != "k8s.io/api,k8s.io/client-go" {
+		t.Errorf("StagingModules = %v", mods)
+	}
+	gm := throwawayGoMod(Version{1, 36, 3}, mods)
+	if !strings.Contains(gm, "require k8s.io/kubernetes v1.36.3") || !strings.Contains(gm, "k8s.io/api => k8s.io/api v0.36.3") {
+		t.Errorf("go.mod:\n%s", gm)
+	}
+	if f := ldflags(Version{1, 36, 3}); !strings.Contains(f, "k8s.io/component-base/version.gitVersion=v1.36.3") || !strings.Contains(f, "k8s.io/client-go/pkg/version.gitMinor=36") {
+		t.Errorf("ldflags: %s", f)
+	}
+}
+
+func TestCacheKeys(t *testing.T) {
+	a := BinariesKey(Version{1, 36, 3}, "go1.26.8", "amd64")
+	if a != BinariesKey(Version{1, 36, 3}, "go1.26.8", "amd64") {
+		t.Error("keys must be stable")
+	}
+	for _, other := range []string{BinariesKey(Version{1, 36, 2}, "go1.26.8", "amd64"), BinariesKey(Version{1, 36, 3}, "go1.27.0", "amd64"), BinariesKey(Version{1, 36, 3}, "go1.26.8", "arm64")} {
+		if other == a {
+			t.Error("a changed input must change the key")
+		}
+	}
+	if !strings.HasPrefix(a, "kubernetes-v1.36.3-") {
+		t.Errorf("key %s should say what it is", a)
+	}
+	r1 := RootFSKey("bookworm", "http://mirror/debian", NodePackages)
+	if r1 == RootFSKey("bookworm", "http://other/debian", NodePackages) || r1 == RootFSKey("bookworm", "http://mirror/debian", append(NodePackages, "vim")) {
+		t.Error("rootfs key must follow mirror and packages")
+	}
+}
+
+func TestMirrorFromSources(t *testing.T) {
+	deb822 := "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\nTypes: deb\nURIs: http://security.example/debian-security\nSuites: bookworm-security\nComponents: main\n"
+	if m := MirrorFromSources(deb822, "bookworm"); m != "http://mirror.example/debian" {
+		t.Errorf("deb822: %q", m)
+	}
+	oneLine := "deb [arch=amd64 signed-by=/x.gpg] https://other.example/apt cloud-sdk main\ndeb http://mirror2.example/debian bookworm main contrib\n"
+	if m := MirrorFromSources(oneLine, "bookworm"); m != "http://mirror2.example/debian" {
+		t.Errorf("one-line: %q", m)
+	}
+	if m := MirrorFromSources(oneLine, "trixie"); m != "" {
+		t.Errorf("no trixie: %q", m)
+	}
+}
+
+func TestNodeContainerdConfig(t *testing.T) {
+	kindCfg := "version = 2\n\n[proxy_plugins]\n# fuse\n[proxy_plugins.\"fuse-overlayfs\"]\n  type = \"snapshot\"\n  address = \"/run/containerd-fuse-overlayfs.sock\"\n\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n  base_runtime_spec = \"/etc/containerd/cri-base.json\"\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.10\"\n  restrict_oom_score_adj = false\n"
+	c := NodeContainerdConfig(kindCfg, "registry.k8s.io/pause:3.10.1")
+	for _, bad := range []string{"fuse-overlayfs", "base_runtime_spec", "restrict_oom_score_adj = false", "pause:3.10\""} {
+		if strings.Contains(c, bad) {
+			t.Errorf("config still has %q:\n%s", bad, c)
+		}
+	}
+	for _, want := range []string{`sandbox_image = "registry.k8s.io/pause:3.10.1"`, "restrict_oom_score_adj = true", `config_path = "/etc/containerd/certs.d"`} {
+		if !strings.Contains(c, want) {
+			t.Errorf("config lacks %q:\n%s", want, c)
+		}
+	}
+}
