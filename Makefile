@@ -7,7 +7,12 @@ PROCS ?= 4
 # Extra suite flags, e.g. ECTEST_FLAGS="-runtime-endpoint=unix:///run/containerd/containerd.sock"
 ECTEST_FLAGS ?=
 
-.PHONY: conformance test unit verify benchmark deps clean
+# Kubernetes version of the offline-built kind node image, and an optional given image.
+KUBERNETES_VERSION ?=
+KIND_NODE_IMAGE ?=
+KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
+
+.PHONY: conformance test unit verify benchmark deps clean cluster cluster-down node-image
 
 ## conformance: bring up the embedded runtime, run the CRI suite in parallel, write the reports
 conformance: deps
@@ -19,7 +24,19 @@ test: deps verify unit
 
 ## unit: the framework's own logic
 unit:
-	$(GO) test -count=1 ./framework/... ./runtimes/... ./fixtures/...
+	$(GO) test -count=1 ./framework/... ./runtimes/... ./fixtures/... ./kind/...
+
+## cluster: build what is missing (node image, offline) and create the default kind cluster
+cluster:
+	$(GO) run ./kind/cmd/ectest-kind up $(KIND_FLAGS)
+
+## cluster-down: delete the kind cluster (caches stay)
+cluster-down:
+	$(GO) run ./kind/cmd/ectest-kind down
+
+## node-image: build the offline kind node image only
+node-image:
+	$(GO) run ./kind/cmd/ectest-kind node-image $(KIND_FLAGS)
 
 ## verify: gofmt, go vet, the Windows build, dependency direction
 verify:

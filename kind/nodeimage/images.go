@@ -2,11 +2,13 @@ package nodeimage
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -65,35 +67,77 @@ func (b *Builder) KubeadmImages(ctx context.Context, binDir string, v Version) (
 	return ParseImageList(out)
 }
 
-// goInstall builds pkg@version statically into a cached directory: etcd and
-// CoreDNS, from the Go module proxy.
-func (b *Builder) goInstall(ctx context.Context, pkg, version, binary string) (string, error) {
+// goInstall builds the main package pkg of module mod at version into a
+// cached binary: etcd and CoreDNS, from the Go module proxy. A throwaway
+// module requires mod and pins every sibling module that mod's own go.mod
+// replaces with a local directory to the same release (go install refuses
+// modules with replace directives).
+func (b *Builder) goInstall(ctx context.Context, mod, pkg, version, binary string) (string, error) {
 	root, err := b.cacheRoot()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, "bin", cacheKey(path.Base(binary), version, pkg, runtime.GOARCH, recipeVersion))
+	dir := filepath.Join(root, "bin", cacheKey(binary, version, pkg, runtime.GOARCH, recipeVersion))
 	out := filepath.Join(dir, binary)
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
 	start := time.Now()
+	work, err := os.MkdirTemp("", "ectest-gobuild-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	info, err := b.output(ctx, work, b.goCmd(), "mod", "download", "-json", mod+"@"+version)
+	if err != nil {
+		return "", err
+	}
+	var m struct{ GoMod, Error string }
+	if err := json.Unmarshal([]byte(info), &m); err != nil || m.Error != "" {
+		return "", fmt.Errorf("%s@%s: %v %s", mod, version, err, m.Error)
+	}
+	gomod, err := os.ReadFile(m.GoMod)
+	if err != nil {
+		return "", err
+	}
+	var req strings.Builder
+	fmt.Fprintf(&req, "module ectest.local/build\n\ngo 1.24\n\nrequire (\n\t%s %s\n", mod, version)
+	for _, sib := range LocalReplacements(string(gomod)) {
+		fmt.Fprintf(&req, "\t%s %s\n", sib, version)
+	}
+	req.WriteString(")\n")
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(req.String()), 0o644); err != nil {
+		return "", err
+	}
+	tmp := out + ".partial"
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, b.goCmd(), "install", "-trimpath", "-ldflags=-s -w", pkg+"@"+version)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOBIN="+dir, "GOFLAGS=")
+	cmd := exec.CommandContext(ctx, b.goCmd(), "build", "-mod=mod", "-trimpath", "-ldflags=-s -w", "-o", tmp, pkg)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
 	if o, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go install %s@%s: %v\n%s", pkg, version, err, tail(string(o), 20))
+		return "", fmt.Errorf("build %s@%s: %v\n%s", pkg, version, err, tail(string(o), 20))
 	}
-	built := filepath.Join(dir, path.Base(strings.TrimSuffix(pkg, "/v3")))
-	if built != out {
-		if err := os.Rename(built, out); err != nil {
-			return "", err
-		}
+	if err := os.Rename(tmp, out); err != nil {
+		return "", err
 	}
 	b.logf("%s %s: built in %s", binary, version, time.Since(start).Round(time.Second))
 	return out, nil
+}
+
+var localReplaceRE = regexp.MustCompile(`^\s*(?:replace\s+)?(\S+)\s+=>\s+\.\.?/(\S+)\s*$`)
+
+// LocalReplacements lists the modules a go.mod replaces with a directory of
+// the same repository (skipping placeholders that forbid a dependency).
+func LocalReplacements(goMod string) []string {
+	var out []string
+	for _, line := range strings.Split(goMod, "\n") {
+		if m := localReplaceRE.FindStringSubmatch(line); m != nil && !strings.Contains(m[2], "FORBIDDEN") {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 // BuildImages builds every image kubeadm expects and writes them, tagged
@@ -139,14 +183,14 @@ func (b *Builder) BuildImages(ctx context.Context, binDir, rootfsTar string, lis
 			return err
 		}
 	}
-	etcd, err := b.goInstall(ctx, "go.etcd.io/etcd/server/v3", EtcdModuleVersion(list.Tag("etcd")), "etcd")
+	etcd, err := b.goInstall(ctx, "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/server/v3", EtcdModuleVersion(list.Tag("etcd")), "etcd")
 	if err != nil {
 		return err
 	}
 	if err := binaryImage("etcd", etcd, []string{"/usr/local/bin/etcd"}); err != nil {
 		return err
 	}
-	coredns, err := b.goInstall(ctx, "github.com/coredns/coredns", list.Tag("coredns"), "coredns")
+	coredns, err := b.goInstall(ctx, "github.com/coredns/coredns", "github.com/coredns/coredns", list.Tag("coredns"), "coredns")
 	if err != nil {
 		return err
 	}

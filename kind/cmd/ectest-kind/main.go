@@ -23,6 +23,7 @@ const usageText = `usage: ectest-kind COMMAND [flags]
   prepare-host   install and configure a Docker engine for kind on this host
   node-image     build the offline node image (prints its reference)
   up             create (or reuse) the kind cluster (prints its kubeconfig path)
+  smoke          check the cluster runs a target pod and an ephemeral container pulled at debug time
   down           delete the kind cluster
 flags:
   -kubernetes-version vX.Y.Z   (default ` + nodeimage.DefaultKubernetesVersion + `)
@@ -80,6 +81,12 @@ func run(ctx context.Context, cmd, version, image, name string, logf func(string
 		fmt.Println(c.Kubeconfig)
 		logf("use it with: export KUBECONFIG=%s", c.Kubeconfig)
 		return nil
+	case "smoke":
+		c, err := kind.Up(ctx, kind.Options{Name: name, NodeImage: image, KubernetesVersion: version, ModuleDir: mod, Keep: true, Log: logf})
+		if err != nil {
+			return err
+		}
+		return kind.Smoke(ctx, c, logf)
 	case "down":
 		return kind.Delete(name, logf)
 	}
