@@ -18,9 +18,11 @@ KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION
 conformance: deps
 	$(GINKGO) -p --procs=$(PROCS) ./suites/cri -- -report-dir=$(REPORT_DIR) $(ECTEST_FLAGS)
 
-## test: everything: static checks, unit tests, and the suite against the embedded runtime checked against its expected verdicts
+## test: everything: static checks, unit tests, the CRI suite against the embedded runtime checked against
+## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)
 test: deps verify unit
 	hack/selftest.sh
+	hack/cluster-selftest.sh
 
 ## unit: the framework's own logic
 unit:

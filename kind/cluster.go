@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -162,7 +163,25 @@ func Delete(name string, logf func(string, ...any)) error {
 	var errs []error
 	errs = append(errs, p.Delete(name, kubeconfig))
 	errs = append(errs, os.RemoveAll(filepath.Dir(kubeconfig)))
+	errs = append(errs, removeIdleKindNetwork(logf))
 	return errors.Join(errs...)
+}
+
+// removeIdleKindNetwork deletes kind's docker network once no container is
+// attached to it (kind itself keeps it); kind recreates it when needed.
+func removeIdleKindNetwork(logf func(string, ...any)) error {
+	out, err := exec.Command("docker", "network", "inspect", "kind", "-f", "{{len .Containers}}").Output()
+	if err != nil {
+		return nil // no such network
+	}
+	if strings.TrimSpace(string(out)) != "0" {
+		return nil
+	}
+	if out, err := exec.Command("docker", "network", "rm", "kind").CombinedOutput(); err != nil {
+		return fmt.Errorf("docker network rm kind: %v: %s", err, out)
+	}
+	logf("removed the idle docker network \"kind\"")
+	return nil
 }
 
 // ExportLogs writes kind's log export into dir.

@@ -23,7 +23,7 @@ func startDockerd(ctx context.Context, logf func(string, ...any), restart bool) 
 	} else {
 		if b, err := os.ReadFile("/var/run/docker.pid"); err == nil {
 			var pid int
-			if _, err := fmt.Sscan(string(b), &pid); err == nil && pid > 0 && syscall.Kill(pid, 0) == nil {
+			if _, err := fmt.Sscan(string(b), &pid); err == nil && pid > 0 && isDockerd(pid) {
 				logf("stopping dockerd (pid %d) to apply its configuration", pid)
 				_ = syscall.Kill(pid, syscall.SIGTERM)
 				for i := 0; i < 200 && syscall.Kill(pid, 0) == nil; i++ {
@@ -60,4 +60,10 @@ func startDockerd(ctx context.Context, logf func(string, ...any), restart bool) 
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// isDockerd guards against a stale pid file naming another process.
+func isDockerd(pid int) bool {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return err == nil && string(comm) == "dockerd\n"
 }

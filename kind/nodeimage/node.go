@@ -72,7 +72,6 @@ func (b *Builder) NodeImage(ctx context.Context, v Version) (string, error) {
 	b.logf("node image: docker import as %s", ref)
 	imp := exec.CommandContext(ctx, "sh", "-c", `tar --numeric-owner --xattrs -C "$1" -c . | docker import \
 		--change 'ENV container=docker' \
-		--change 'STOPSIGNAL SIGRTMIN+3' \
 		--change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/usr/local/bin/ectest-init"]' - "$2"`, "import", root, ref)
 	if out, err := imp.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("docker import: %v: %s", err, out)
@@ -82,7 +81,7 @@ func (b *Builder) NodeImage(ctx context.Context, v Version) (string, error) {
 }
 
 // nodeRecipe changes whenever assemble changes.
-const nodeRecipe = "1"
+const nodeRecipe = "3"
 
 func (b *Builder) moduleDir(ctx context.Context, modVersion string) (string, error) {
 	out, err := b.output(ctx, "", b.goCmd(), "mod", "download", "-json", modVersion)
@@ -173,7 +172,7 @@ func assemble(root, kindFiles, binDir string, v Version, list ImageList) error {
 		"usr/local/bin/ectest-cgroup-fix":                 cgroupFix,
 		"etc/containerd/certs.d/.keep":                    "",
 		"etc/kubernetes/manifests/.keep":                  "",
-		"etc/cni/net.d/.keep":                             "",
+		"etc/cni/net.d/10-ectest-bridge.conflist":         nodeCNI,
 	}
 	for p, content := range files {
 		mode := os.FileMode(0o644)

@@ -28,7 +28,8 @@ const usageText = `usage: ectest-kind COMMAND [flags]
 flags:
   -kubernetes-version vX.Y.Z   (default ` + nodeimage.DefaultKubernetesVersion + `)
   -kind-node-image IMAGE       use this node image (e.g. a stock kindest/node) instead of building one
-  -name NAME                   cluster name (default ` + kind.DefaultName + `)`
+  -name NAME                   cluster name (default ` + kind.DefaultName + `)
+  -report-dir DIR              where kind's logs go when smoke fails (default $ARTIFACTS or _artifacts)`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -41,18 +42,19 @@ func main() {
 	version := fs.String("kubernetes-version", nodeimage.DefaultKubernetesVersion, "")
 	image := fs.String("kind-node-image", "", "")
 	name := fs.String("name", kind.DefaultName, "")
+	reportDir := fs.String("report-dir", defaultReportDir(), "")
 	fs.Usage = func() { fmt.Fprintln(os.Stderr, usageText) }
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		os.Exit(2)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-kind: "+format+"\n", args...) }
-	if err := run(ctx, os.Args[1], *version, *image, *name, logf); err != nil {
+	if err := run(ctx, os.Args[1], *version, *image, *name, *reportDir, logf); err != nil {
 		fmt.Fprintln(os.Stderr, "ectest-kind: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, cmd, version, image, name string, logf func(string, ...any)) error {
+func run(ctx context.Context, cmd, version, image, name, reportDir string, logf func(string, ...any)) error {
 	mod, err := moduleDir()
 	if err != nil {
 		return err
@@ -86,11 +88,27 @@ func run(ctx context.Context, cmd, version, image, name string, logf func(string
 		if err != nil {
 			return err
 		}
-		return kind.Smoke(ctx, c, logf)
+		if err := kind.Smoke(ctx, c, logf); err != nil {
+			dir := filepath.Join(reportDir, "kind-logs")
+			if lerr := c.ExportLogs(dir); lerr != nil {
+				logf("exporting kind's logs: %v", lerr)
+			} else {
+				logf("kind's logs exported to %s", dir)
+			}
+			return err
+		}
+		return nil
 	case "down":
 		return kind.Delete(name, logf)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usageText)
+}
+
+func defaultReportDir() string {
+	if a := os.Getenv("ARTIFACTS"); a != "" {
+		return a
+	}
+	return "_artifacts"
 }
 
 // moduleDir is this repository's root (where go.mod is).
