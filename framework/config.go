@@ -10,6 +10,7 @@ import (
 	"runtime"
 
 	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/kind/nodeimage"
 	"github.com/ectest/ectest/runtimes"
 )
 
@@ -36,6 +37,12 @@ type Config struct {
 	CNIBinDir  string
 	Busybox    string
 
+	// Cluster suites: an existing cluster, or the kind cluster to make.
+	Kubeconfig        string
+	KindNodeImage     string
+	KubernetesVersion string
+	KeepCluster       bool
+
 	// Filled by Validate.
 	LoadedProfile *runtimes.Profile `json:"-"`
 	LoadedImages  *images.File      `json:"-"`
@@ -54,6 +61,10 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.Containerd, "embedded-containerd", "containerd", "containerd binary for the embedded runtime")
 	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", defaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
 	fs.StringVar(&c.Busybox, "busybox", "/bin/busybox", "static busybox for the debug image the suite builds")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "cluster suites: use this existing cluster and create nothing")
+	fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "cluster suites: kind node image to use (e.g. a stock kindest/node) instead of building one offline")
+	fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "cluster suites: Kubernetes version of the offline-built node image (default: the newest pinned release)")
+	fs.BoolVar(&c.KeepCluster, "keep-cluster", false, "cluster suites: leave the kind cluster running at the end")
 }
 
 func defaultReportDir() string {
@@ -100,6 +111,19 @@ func (c *Config) Validate() error {
 	}
 	if c.ReportDir == "" {
 		errs = append(errs, errors.New("-report-dir is empty"))
+	}
+	if c.Kubeconfig != "" {
+		if _, err := os.Stat(c.Kubeconfig); err != nil {
+			errs = append(errs, fmt.Errorf("-kubeconfig: %v", err))
+		}
+		if c.KindNodeImage != "" || c.KubernetesVersion != "" || c.KeepCluster {
+			errs = append(errs, errors.New("-kubeconfig names an existing cluster: -kind-node-image, -kubernetes-version and -keep-cluster do not apply"))
+		}
+	}
+	if c.KubernetesVersion != "" {
+		if _, err := nodeimage.ParseVersion(c.KubernetesVersion); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -50,10 +50,23 @@ func TestValidate(t *testing.T) {
 		"-images-file=/nonexistent":      "no such file",
 		"-registry-addr=nohostport":      "-registry-addr",
 		"-report-dir=":                   "-report-dir is empty",
+		"-kubeconfig=/nonexistent/kc":    "-kubeconfig",
+		"-kubernetes-version=v1.20.0":    "only v1.29 and later",
+		"-kubernetes-version=latest":     "want vMAJOR.MINOR.PATCH",
 	} {
 		if _, err := parse(t, args); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", args, err, want)
 		}
+	}
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parse(t, "-kubeconfig="+kc, "-keep-cluster"); err == nil || !strings.Contains(err.Error(), "do not apply") {
+		t.Errorf("-kubeconfig with -keep-cluster: %v", err)
+	}
+	if c, err := parse(t, "-kubeconfig="+kc); err != nil || c.Kubeconfig != kc {
+		t.Errorf("-kubeconfig: %v", err)
 	}
 	// Several problems are all reported, on one line.
 	_, err = parse(t, "-profile=nope", "-report-dir=")

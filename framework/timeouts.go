@@ -7,6 +7,9 @@ type Timeouts struct {
 	// SuiteSetup covers building images, starting the registry and the
 	// embedded runtime, and pre-pulling images.
 	SuiteSetup time.Duration
+	// ClusterSetup covers building a node image from source (cold: about
+	// 20 minutes on 2 cores) and creating the cluster.
+	ClusterSetup time.Duration
 	// Spec bounds a whole spec (SpecTimeout).
 	Spec time.Duration
 	// Benchmark bounds a benchmark spec.
@@ -29,6 +32,7 @@ type Timeouts struct {
 // DefaultTimeouts fit the slowest machine the suite runs on (2 cores).
 var DefaultTimeouts = Timeouts{
 	SuiteSetup:     5 * time.Minute,
+	ClusterSetup:   45 * time.Minute,
 	Spec:           3 * time.Minute,
 	Benchmark:      15 * time.Minute,
 	RuntimeCall:    30 * time.Second,

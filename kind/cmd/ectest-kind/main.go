@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -55,7 +54,7 @@ func main() {
 }
 
 func run(ctx context.Context, cmd, version, image, name, reportDir string, logf func(string, ...any)) error {
-	mod, err := moduleDir()
+	mod, err := kind.ModuleDir()
 	if err != nil {
 		return err
 	}
@@ -109,17 +108,4 @@ func defaultReportDir() string {
 		return a
 	}
 	return "_artifacts"
-}
-
-// moduleDir is this repository's root (where go.mod is).
-func moduleDir() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("run from inside the ectest repository")
-	}
-	return filepath.Dir(mod), nil
 }

@@ -1,0 +1,213 @@
+package environment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/fixtures/registry"
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/kube"
+	"github.com/ectest/ectest/kind"
+	"github.com/ectest/ectest/runtimes"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// ClusterEnvironment is what every parallel process of a cluster suite
+// needs to know. It is serialized from process 1 to the others.
+type ClusterEnvironment struct {
+	RunID         string                 `json:"runID"`
+	Kubeconfig    string                 `json:"kubeconfig"`
+	Images        images.Set             `json:"images"`
+	Registry      string                 `json:"registry"`
+	AuditLog      string                 `json:"auditLog"`
+	ServerVersion string                 `json:"serverVersion"`
+	Runtime       capability.RuntimeInfo `json:"runtime"`
+	Profile       *runtimes.Profile      `json:"profile"`
+	ReportDir     string                 `json:"reportDir"`
+	Managed       bool                   `json:"managed"`
+}
+
+// Marshal carries the environment to the other processes.
+func (e *ClusterEnvironment) Marshal() []byte {
+	b, _ := json.Marshal(e)
+	return b
+}
+
+// UnmarshalCluster decodes what Marshal produced.
+func UnmarshalCluster(b []byte) (*ClusterEnvironment, error) {
+	var e ClusterEnvironment
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, fmt.Errorf("cluster environment from process 1: %w", err)
+	}
+	return &e, nil
+}
+
+// ClusterHandle owns what UpCluster started.
+type ClusterHandle struct {
+	Env      *ClusterEnvironment
+	cluster  *kind.Cluster
+	registry *registry.Registry
+}
+
+// UpCluster brings up (or reuses, or is given) the cluster, serves the
+// suite's images where its nodes can pull them, and identifies the
+// container runtime behind the kubelet.
+func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf func(string, ...any)) (h *ClusterHandle, err error) {
+	h = &ClusterHandle{Env: &ClusterEnvironment{RunID: runID, ReportDir: cfg.ReportDir}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, h.Down(context.Background(), true))
+			h = nil
+		}
+	}()
+	h.cluster, err = kind.Up(ctx, kind.Options{
+		Kubeconfig: cfg.Kubeconfig, NodeImage: cfg.KindNodeImage, KubernetesVersion: cfg.KubernetesVersion,
+		Keep: cfg.KeepCluster, Log: logf,
+	})
+	if err != nil {
+		return h, err
+	}
+	h.Env.Kubeconfig, h.Env.AuditLog, h.Env.Managed = h.cluster.Kubeconfig, h.cluster.AuditLog, h.cluster.Managed()
+	// The registry listens where the nodes can reach it: the kind network's
+	// gateway, or what -registry-addr says for a cluster given by kubeconfig.
+	addr := cfg.RegistryAddr
+	if h.Env.Managed {
+		gw, err := kind.NetworkGateway(ctx)
+		if err != nil {
+			return h, err
+		}
+		addr = net.JoinHostPort(gw, "0")
+	}
+	if h.registry, err = registry.Start(addr); err != nil {
+		return h, err
+	}
+	h.Env.Registry = h.registry.Addr()
+	override := cfg.LoadedImages.For("linux", 0)
+	set := images.Set{}
+	if len(override) < len(images.Roles) {
+		if set, err = images.BuildAndPush(ctx, h.Env.Registry, images.BuildOptions{Busybox: cfg.Busybox}); err != nil {
+			return h, err
+		}
+	}
+	h.Env.Images = images.Merge(set, override)
+	if h.Env.Managed {
+		if err := h.cluster.ConfigureRegistry(h.Env.Registry); err != nil {
+			return h, err
+		}
+	}
+	client, err := clientFor(h.Env.Kubeconfig)
+	if err != nil {
+		return h, err
+	}
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return h, fmt.Errorf("cluster at %s does not answer: %w", h.Env.Kubeconfig, err)
+	}
+	h.Env.ServerVersion = v.GitVersion
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) == 0 {
+		return h, fmt.Errorf("list nodes: %v (%d nodes)", err, len(nodes.Items))
+	}
+	h.Env.Runtime = nodeRuntime(nodes.Items[0])
+	h.Env.Profile = cfg.LoadedProfile
+	if h.Env.Profile == nil {
+		if h.Env.Profile, err = runtimes.Detect(h.Env.Runtime.Name, h.Env.Runtime.OS); err != nil {
+			return h, err
+		}
+	}
+	return h, nil
+}
+
+// nodeRuntime reads the runtime from a node's status ("containerd://1.6.20").
+func nodeRuntime(n corev1.Node) capability.RuntimeInfo {
+	name, version, _ := strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
+	os := n.Status.NodeInfo.OperatingSystem
+	if os == "" {
+		os = runtime.GOOS
+	}
+	return capability.RuntimeInfo{Name: name, Version: version, APIVersion: "kubelet " + n.Status.NodeInfo.KubeletVersion, Endpoint: "node " + n.Name, OS: os}
+}
+
+func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
+	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	return kubernetes.NewForConfig(c)
+}
+
+// Leaks lists namespaces and cluster-scoped RBAC objects of this run still present.
+func (h *ClusterHandle) Leaks(ctx context.Context) ([]string, error) {
+	client, err := clientFor(h.Env.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + h.Env.RunID}
+	var out []string
+	nss, err := client.CoreV1().Namespaces().List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nss.Items {
+		out = append(out, "namespace "+n.Name)
+	}
+	crs, err := client.RbacV1().ClusterRoles().List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range crs.Items {
+		out = append(out, "clusterrole "+r.Name)
+	}
+	crbs, err := client.RbacV1().ClusterRoleBindings().List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range crbs.Items {
+		out = append(out, "clusterrolebinding "+r.Name)
+	}
+	return out, nil
+}
+
+// Down exports kind's logs when the run failed, deletes a cluster this run
+// created (unless kept) and stops the registry.
+func (h *ClusterHandle) Down(ctx context.Context, failed bool) error {
+	var errs []error
+	if h.cluster != nil {
+		if failed && h.cluster.Managed() {
+			errs = append(errs, h.cluster.ExportLogs(filepath.Join(h.Env.ReportDir, "kind-logs")))
+		}
+		errs = append(errs, h.cluster.Down())
+	}
+	if h.registry != nil {
+		errs = append(errs, h.registry.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Session connects one parallel process to the cluster.
+func (e *ClusterEnvironment) Session() (*kube.Session, error) {
+	c, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c.QPS, c.Burst = 50, 100
+	client, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	return &kube.Session{
+		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts,
+		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster},
+	}, nil
+}

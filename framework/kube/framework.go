@@ -1,0 +1,260 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/cri"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+)
+
+// Labels on everything the suite creates, so a run's leftovers can be found.
+const (
+	LabelRun  = "ectest.io/run"
+	LabelSpec = "ectest.io/spec"
+)
+
+// Session is what every spec of a process shares.
+type Session struct {
+	Config   *rest.Config
+	Client   kubernetes.Interface
+	Images   images.Set
+	RunID    string
+	Checker  *capability.Checker
+	Timeouts framework.Timeouts
+}
+
+// Framework is one spec's view of the cluster: its own namespace, deleted
+// (and waited for) when the spec ends, whatever its outcome.
+type Framework struct {
+	*Session
+	Token     string
+	Namespace string
+}
+
+// New creates the spec's namespace and registers its deletion. labels are
+// added to the namespace (Pod Security levels, for example).
+func New(ctx context.Context, s *Session, labels map[string]string) *Framework {
+	ginkgo.GinkgoHelper()
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	f := &Framework{Session: s, Token: hex.EncodeToString(b)}
+	l := map[string]string{LabelRun: s.RunID, LabelSpec: f.Token}
+	for k, v := range labels {
+		l[k] = v
+	}
+	ns, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ectest-", Labels: l}}, metav1.CreateOptions{})
+	if err != nil {
+		ginkgo.Fail("create the spec's namespace: " + err.Error())
+	}
+	f.Namespace = ns.Name
+	ginkgo.DeferCleanup(f.deleteNamespace)
+	return f
+}
+
+func (f *Framework) deleteNamespace() error {
+	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup*2)
+	defer cancel()
+	zero := int64(0)
+	err := f.Client.CoreV1().Namespaces().Delete(ctx, f.Namespace, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete namespace %s: %w", f.Namespace, err)
+	}
+	for {
+		_, err := f.Client.CoreV1().Namespaces().Get(ctx, f.Namespace, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("namespace %s still exists after %s", f.Namespace, f.Timeouts.Cleanup*2)
+		case <-time.After(f.Timeouts.Poll * 5):
+		}
+	}
+}
+
+// TargetContainer is a container of the suite's target program.
+func (f *Framework) TargetContainer(name string, port int) corev1.Container {
+	return corev1.Container{
+		Name: name, Image: f.Images[images.Target],
+		Args: []string{"--token=" + f.Token + "-" + name, fmt.Sprintf("--listen=:%d", port)},
+	}
+}
+
+// TargetMarker is the argv marker of a target container's process.
+func (f *Framework) TargetMarker(name string) string { return "--token=" + f.Token + "-" + name }
+
+// DebugMarker is the argv marker of a debug container's main process.
+func (f *Framework) DebugMarker(name string) string { return "ectest-debug-" + f.Token + "-" + name }
+
+// DebugContainer is an ephemeral container of the debug image that sleeps
+// with a recognizable argv.
+func (f *Framework) DebugContainer(name, target string) corev1.EphemeralContainer {
+	return corev1.EphemeralContainer{
+		EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+			Name: name, Image: f.Images[images.Debug],
+			Command: []string{"sh", "-c", "sleep 86400 & wait", f.DebugMarker(name)},
+		},
+		TargetContainerName: target,
+	}
+}
+
+// CreatePod creates a pod in the spec's namespace.
+func (f *Framework) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	pod = pod.DeepCopy()
+	pod.Namespace = f.Namespace
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[LabelSpec] = f.Token
+	zero := int64(0)
+	if pod.Spec.TerminationGracePeriodSeconds == nil {
+		pod.Spec.TerminationGracePeriodSeconds = &zero
+	}
+	return f.Client.CoreV1().Pods(f.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+}
+
+// RunPod creates a pod and waits until it runs.
+func (f *Framework) RunPod(ctx context.Context, pod *corev1.Pod) *corev1.Pod {
+	ginkgo.GinkgoHelper()
+	created, err := f.CreatePod(ctx, pod)
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("create pod %s: %v", pod.Name, err))
+	}
+	return f.WaitPod(ctx, created.Name, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+}
+
+// WaitPod polls the pod until cond holds and returns it; the failure shows
+// the pod's last status.
+func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
+	ginkgo.GinkgoHelper()
+	var last *corev1.Pod
+	gomega.Eventually(ctx, func() (bool, error) {
+		p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = p
+		return cond(p), nil
+	}).WithTimeout(f.Timeouts.ImagePull+f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*2).Should(gomega.BeTrue(),
+		func() string {
+			return fmt.Sprintf("pod %s/%s is not %s; status:\n%s", f.Namespace, name, what, statusJSON(last))
+		})
+	return last
+}
+
+// AddEphemeral appends an ephemeral container through the subresource.
+func (f *Framework) AddEphemeral(ctx context.Context, client kubernetes.Interface, podName string, ec corev1.EphemeralContainer) (*corev1.Pod, error) {
+	pod, err := client.CoreV1().Pods(f.Namespace).Get(ctx, podName, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	pod.Spec.EphemeralContainers = append(pod.Spec.EphemeralContainers, ec)
+	return client.CoreV1().Pods(f.Namespace).UpdateEphemeralContainers(ctx, podName, pod, metav1.UpdateOptions{})
+}
+
+// EphemeralStatus returns an ephemeral container's status, if reported.
+func EphemeralStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range p.Status.EphemeralContainerStatuses {
+		if p.Status.EphemeralContainerStatuses[i].Name == name {
+			return &p.Status.EphemeralContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// WaitEphemeralRunning waits until the ephemeral container runs.
+func (f *Framework) WaitEphemeralRunning(ctx context.Context, pod, name string) *corev1.Pod {
+	ginkgo.GinkgoHelper()
+	return f.WaitPod(ctx, pod, "running ephemeral container "+name, func(p *corev1.Pod) bool {
+		s := EphemeralStatus(p, name)
+		return s != nil && s.State.Running != nil
+	})
+}
+
+// Logs returns a container's log through the API server.
+func (f *Framework) Logs(ctx context.Context, pod, container string) (string, error) {
+	b, err := f.Client.CoreV1().Pods(f.Namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+	return string(b), err
+}
+
+// Exec runs a command in a container through the API server (SPDY).
+func (f *Framework) Exec(ctx context.Context, pod, container string, stdin io.Reader, tty bool, cmd ...string) (string, string, error) {
+	req := f.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(f.Namespace).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: stdin != nil, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
+	return f.stream(ctx, req.URL(), stdin, tty)
+}
+
+// Attach attaches to a container's main process through the API server.
+func (f *Framework) Attach(ctx context.Context, pod, container string, stdin io.Reader, tty bool) (string, string, error) {
+	req := f.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(f.Namespace).Name(pod).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: container, Stdin: stdin != nil, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
+	return f.stream(ctx, req.URL(), stdin, tty)
+}
+
+func (f *Framework) stream(ctx context.Context, u *url.URL, stdin io.Reader, tty bool) (string, string, error) {
+	exec, err := remotecommand.NewSPDYExecutor(f.Config, "POST", u)
+	if err != nil {
+		return "", "", err
+	}
+	var stdout, stderr bytes.Buffer
+	opts := remotecommand.StreamOptions{Stdin: stdin, Stdout: &stdout, Tty: tty}
+	if !tty {
+		opts.Stderr = &stderr
+	}
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.Exec)
+	defer cancel()
+	err = exec.StreamWithContext(cctx, opts)
+	return stdout.String(), stderr.String(), err
+}
+
+// Impersonate returns a client acting as user with groups (RBAC specs).
+func (f *Framework) Impersonate(user string, groups ...string) kubernetes.Interface {
+	ginkgo.GinkgoHelper()
+	cfg := rest.CopyConfig(f.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append([]string{"system:authenticated"}, groups...)}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	return c
+}
+
+func statusJSON(p *corev1.Pod) string {
+	if p == nil {
+		return "(never read)"
+	}
+	b, _ := json.MarshalIndent(p.Status, "", "  ")
+	return string(b)
+}
+
+// Processes runs ps in a container (through the API server) and parses it.
+func (f *Framework) Processes(ctx context.Context, pod, container string) ([]cri.Process, string, error) {
+	out, stderr, err := f.Exec(ctx, pod, container, nil, false, "ps", "-o", "pid,user,args")
+	if err != nil {
+		return nil, out + stderr, fmt.Errorf("ps in %s/%s: %v: %s", pod, container, err, stderr)
+	}
+	procs, err := cri.ParsePS(out)
+	return procs, out, err
+}

@@ -1,0 +1,66 @@
+package cluster_test
+
+import (
+	"fmt"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/kube"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// restrictedTarget makes the target pod itself acceptable under the
+// restricted Pod Security level.
+func restrictedTarget(p *corev1.Pod) {
+	yes, no, nobody := true, false, int64(65534)
+	p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &nobody, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+	for i := range p.Spec.Containers {
+		p.Spec.Containers[i].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+	}
+}
+
+func compliant(ec *corev1.EphemeralContainer) {
+	no := false
+	ec.SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+}
+
+var _ = Describe("Pod Security admission of ephemeral containers", framework.Label(framework.LabelCluster, framework.LabelSecurity), func() {
+	// Each entry: the namespace's enforced level, the ephemeral container,
+	// and whether admission must let it in.
+	DescribeTable("admission applies to ephemeral containers [SEC-2] [SEC-3]",
+		func(ctx SpecContext, level string, shape func(*corev1.EphemeralContainer), admitted bool) {
+			f := newFrameworkWithLabels(ctx, map[string]string{"pod-security.kubernetes.io/enforce": level})
+			pod, err := f.CreatePod(ctx, targetPod(f, restrictedTarget))
+			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+			ec := f.DebugContainer("debugger", "target")
+			shape(&ec)
+			_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
+			AddReportEntry(fmt.Sprintf("%s namespace", level), kube.Rejection(err), ReportEntryVisibilityAlways)
+			if admitted {
+				Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+				return
+			}
+			Expect(kube.Rejection(err)).To(ContainSubstring("violates PodSecurity"), "want the Pod Security admission message")
+		},
+		Entry("restricted: a privileged container is rejected", "restricted", func(ec *corev1.EphemeralContainer) {
+			yes := true
+			ec.SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+		}, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("baseline: a privileged container is rejected", "baseline", func(ec *corev1.EphemeralContainer) {
+			yes := true
+			ec.SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+		}, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("restricted: SYS_PTRACE, asked for explicitly, is rejected", "restricted", func(ec *corev1.EphemeralContainer) {
+			compliant(ec)
+			ec.SecurityContext.Capabilities.Add = []corev1.Capability{"SYS_PTRACE"}
+		}, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("baseline: SYS_PTRACE, asked for explicitly, is rejected (not in baseline's list)", "baseline", func(ec *corev1.EphemeralContainer) {
+			ec.SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_PTRACE"}}}
+		}, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("privileged: SYS_PTRACE is admitted", "privileged", func(ec *corev1.EphemeralContainer) {
+			ec.SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_PTRACE"}}}
+		}, true, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("restricted: a compliant container is admitted", "restricted", compliant, true, SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+})

@@ -1,0 +1,268 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/kube"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func targetPod(f *kube.Framework, mutate ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "target"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{f.TargetContainer("target", 8080)}},
+	}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+// getSubresource reads the pod through GET pods/ephemeralcontainers.
+func getSubresource(ctx context.Context, f *kube.Framework, name string) (*corev1.Pod, error) {
+	var p corev1.Pod
+	err := f.Client.CoreV1().RESTClient().Get().Namespace(f.Namespace).Resource("pods").Name(name).SubResource("ephemeralcontainers").Do(ctx).Into(&p)
+	return &p, err
+}
+
+func ephemeralNames(p *corev1.Pod) []string {
+	var out []string
+	for _, e := range p.Spec.EphemeralContainers {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	Expect(err).NotTo(HaveOccurred())
+	return string(b)
+}
+
+var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(framework.LabelCluster, framework.LabelValidation), func() {
+	DescribeTable("adds an ephemeral container, which GET on the subresource and on the pod then show [API-1]",
+		func(ctx SpecContext, method string) {
+			f := newFramework(ctx)
+			pod, err := f.CreatePod(ctx, targetPod(f))
+			Expect(err).NotTo(HaveOccurred())
+			ec := f.DebugContainer("debugger", "")
+			pods := f.Client.CoreV1().Pods(f.Namespace)
+			switch method {
+			case "update":
+				_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
+			case "strategic merge patch":
+				_, err = pods.Patch(ctx, pod.Name, types.StrategicMergePatchType, []byte(`{"spec":{"ephemeralContainers":[`+mustJSON(ec)+`]}}`), metav1.PatchOptions{}, "ephemeralcontainers")
+			case "JSON merge patch":
+				_, err = pods.Patch(ctx, pod.Name, types.MergePatchType, []byte(`{"spec":{"ephemeralContainers":[`+mustJSON(ec)+`]}}`), metav1.PatchOptions{}, "ephemeralcontainers")
+			case "JSON patch":
+				_, err = pods.Patch(ctx, pod.Name, types.JSONPatchType, []byte(`[{"op":"add","path":"/spec/ephemeralContainers","value":[`+mustJSON(ec)+`]}]`), metav1.PatchOptions{}, "ephemeralcontainers")
+			}
+			Expect(err).NotTo(HaveOccurred(), "%s on pods/ephemeralcontainers: %s", method, kube.Rejection(err))
+			sub, err := getSubresource(ctx, f, pod.Name)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ephemeralNames(sub)).To(Equal([]string{"debugger"}), "GET pods/ephemeralcontainers")
+			got, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ephemeralNames(got)).To(Equal([]string{"debugger"}), "GET pods")
+			Expect(got.Spec.EphemeralContainers[0].Image).To(Equal(ec.Image))
+		},
+		Entry("with update (PUT)", "update", SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("with a strategic merge patch", "strategic merge patch", SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("with a JSON merge patch", "JSON merge patch", SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("with a JSON patch", "JSON patch", SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+
+	It("a plain update of the pod can neither add, change nor remove ephemeral containers [API-1]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod, err := f.CreatePod(ctx, targetPod(f))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", ""))
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		pods := f.Client.CoreV1().Pods(f.Namespace)
+		attempts := map[string]func(*corev1.Pod){
+			"add": func(p *corev1.Pod) {
+				p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, f.DebugContainer("second", ""))
+			},
+			"change": func(p *corev1.Pod) { p.Spec.EphemeralContainers[0].Command = []string{"sh", "-c", "exit 0"} },
+			"remove": func(p *corev1.Pod) { p.Spec.EphemeralContainers = nil },
+		}
+		for what, mutate := range attempts {
+			cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			before := mustJSON(cur.Spec.EphemeralContainers)
+			mutate(cur)
+			_, updErr := pods.Update(ctx, cur, metav1.UpdateOptions{})
+			after, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(mustJSON(after.Spec.EphemeralContainers)).To(Equal(before),
+				"a plain pod update must not %s ephemeral containers; the update answered: %s", what, kube.Rejection(updErr))
+			AddReportEntry("plain pod update that tries to "+what, kube.Rejection(updErr))
+		}
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("ephemeral containers cannot be set when a pod is created [API-2]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		_, err := f.CreatePod(ctx, targetPod(f, func(p *corev1.Pod) {
+			p.Spec.EphemeralContainers = []corev1.EphemeralContainer{f.DebugContainer("debugger", "")}
+		}))
+		Expect(kube.HasCause(err, "spec.ephemeralContainers", "cannot be set on create")).To(BeTrue(),
+			"want Forbidden: cannot be set on create on spec.ephemeralContainers; got %s", kube.Rejection(err))
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("existing ephemeral containers can be neither changed nor removed through the subresource [API-3]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod, err := f.CreatePod(ctx, targetPod(f))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", ""))
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		pods := f.Client.CoreV1().Pods(f.Namespace)
+		for what, mutate := range map[string]func(*corev1.Pod){
+			"change": func(p *corev1.Pod) { p.Spec.EphemeralContainers[0].Command = []string{"sh", "-c", "exit 0"} },
+			"remove": func(p *corev1.Pod) { p.Spec.EphemeralContainers = nil },
+		} {
+			cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			mutate(cur)
+			_, err = pods.UpdateEphemeralContainers(ctx, pod.Name, cur, metav1.UpdateOptions{})
+			Expect(err).To(HaveOccurred(), "the subresource let an existing ephemeral container be %sd", what)
+			Expect(kube.HasCause(err, "spec.ephemeralContainers", "")).To(BeTrue(), "want a field error on spec.ephemeralContainers, got %s", kube.Rejection(err))
+			AddReportEntry("subresource update that tries to "+what, kube.Rejection(err))
+		}
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	DescribeTable("a disallowed field is rejected with its field path [API-4]",
+		func(ctx SpecContext, field string, set func(*corev1.EphemeralContainer), persisted func(*corev1.EphemeralContainer) bool) {
+			f := newFramework(ctx)
+			pod, err := f.CreatePod(ctx, targetPod(f, func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			}))
+			Expect(err).NotTo(HaveOccurred())
+			ec := f.DebugContainer("debugger", "")
+			set(&ec)
+			got, err := f.AddEphemeral(ctx, f.Client, pod.Name, ec)
+			if err == nil {
+				// Some servers drop feature-gated fields instead of rejecting
+				// them: that is acceptable only if the field is not persisted.
+				Expect(persisted(&got.Spec.EphemeralContainers[0])).To(BeFalse(),
+					"the server accepted and persisted %s on an ephemeral container: %s", field, mustJSON(got.Spec.EphemeralContainers[0]))
+				AddReportEntry("outcome", field+": accepted but not persisted (stripped)", ReportEntryVisibilityAlways)
+				return
+			}
+			Expect(kube.HasCause(err, field, "")).To(BeTrue(), "want a field error on %s, got %s", field, kube.Rejection(err))
+			AddReportEntry("outcome", field+": rejected: "+kube.Rejection(err), ReportEntryVisibilityAlways)
+		},
+		Entry("ports", "ports", func(c *corev1.EphemeralContainer) { c.Ports = []corev1.ContainerPort{{ContainerPort: 80}} },
+			func(c *corev1.EphemeralContainer) bool { return len(c.Ports) > 0 }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("livenessProbe", "livenessProbe", func(c *corev1.EphemeralContainer) { c.LivenessProbe = execProbe() },
+			func(c *corev1.EphemeralContainer) bool { return c.LivenessProbe != nil }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("readinessProbe", "readinessProbe", func(c *corev1.EphemeralContainer) { c.ReadinessProbe = execProbe() },
+			func(c *corev1.EphemeralContainer) bool { return c.ReadinessProbe != nil }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("startupProbe", "startupProbe", func(c *corev1.EphemeralContainer) { c.StartupProbe = execProbe() },
+			func(c *corev1.EphemeralContainer) bool { return c.StartupProbe != nil }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("lifecycle", "lifecycle", func(c *corev1.EphemeralContainer) {
+			c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+		}, func(c *corev1.EphemeralContainer) bool { return c.Lifecycle != nil }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("resources", "resources", func(c *corev1.EphemeralContainer) {
+			c.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resourceQty("100m")}}
+		}, func(c *corev1.EphemeralContainer) bool { return len(c.Resources.Limits) > 0 }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("resizePolicy", "resizePolicy", func(c *corev1.EphemeralContainer) {
+			c.ResizePolicy = []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired}}
+		}, func(c *corev1.EphemeralContainer) bool { return len(c.ResizePolicy) > 0 }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("restartPolicy", "restartPolicy", func(c *corev1.EphemeralContainer) {
+			always := corev1.ContainerRestartPolicyAlways
+			c.RestartPolicy = &always
+		}, func(c *corev1.EphemeralContainer) bool { return c.RestartPolicy != nil }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("volumeMounts[].subPath", "subPath", func(c *corev1.EphemeralContainer) {
+			c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data", SubPath: "x"}}
+		}, func(c *corev1.EphemeralContainer) bool {
+			return len(c.VolumeMounts) > 0 && c.VolumeMounts[0].SubPath != ""
+		}, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("volumeMounts[].subPathExpr", "subPathExpr", func(c *corev1.EphemeralContainer) {
+			c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data", SubPathExpr: "$(POD_NAME)"}}
+		}, func(c *corev1.EphemeralContainer) bool {
+			return len(c.VolumeMounts) > 0 && c.VolumeMounts[0].SubPathExpr != ""
+		}, SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+
+	DescribeTable("an ephemeral container's name must differ from every container's [API-5]",
+		func(ctx SpecContext, name string, withInit bool, addFirst bool) {
+			f := newFramework(ctx)
+			pod, err := f.CreatePod(ctx, targetPod(f, func(p *corev1.Pod) {
+				if withInit {
+					p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: f.Images["debug"], Command: []string{"true"}}}
+				}
+			}))
+			Expect(err).NotTo(HaveOccurred())
+			if addFirst {
+				_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer(name, ""))
+				Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+			}
+			_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer(name, ""))
+			Expect(kube.HasCause(err, "spec.ephemeralContainers", "Duplicate value")).To(BeTrue(), "want Duplicate value, got %s", kube.Rejection(err))
+		},
+		Entry("a regular container", "target", false, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("an init container", "init", true, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("another ephemeral container", "debugger", false, true, SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+
+	It("targetContainerName must name an existing container [API-6]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod, err := f.CreatePod(ctx, targetPod(f))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", "no-such-container"))
+		Expect(kube.HasCause(err, "targetContainerName", "Not found")).To(BeTrue(), "want Not found on targetContainerName, got %s", kube.Rejection(err))
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("an update based on a stale resourceVersion gets a Conflict [API-7]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod, err := f.CreatePod(ctx, targetPod(f))
+		Expect(err).NotTo(HaveOccurred())
+		stale, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("first", ""))
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		stale.Spec.EphemeralContainers = append(stale.Spec.EphemeralContainers, f.DebugContainer("second", ""))
+		_, err = f.Client.CoreV1().Pods(f.Namespace).UpdateEphemeralContainers(ctx, pod.Name, stale, metav1.UpdateOptions{})
+		Expect(err).To(HaveOccurred(), "a stale update was accepted")
+		Expect(kube.Rejection(err)).To(ContainSubstring("409 Conflict"))
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("the pre-1.22 EphemeralContainers request body is rejected with a clear error [API-8] [SKEW-2]", framework.Label(framework.LabelSkew), func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod, err := f.CreatePod(ctx, targetPod(f))
+		Expect(err).NotTo(HaveOccurred())
+		old := map[string]any{
+			"kind": "EphemeralContainers", "apiVersion": "v1",
+			"metadata":            map[string]any{"name": pod.Name, "namespace": f.Namespace},
+			"ephemeralContainers": []any{f.DebugContainer("debugger", "")},
+		}
+		err = f.Client.CoreV1().RESTClient().Put().Namespace(f.Namespace).Resource("pods").Name(pod.Name).SubResource("ephemeralcontainers").
+			Body([]byte(mustJSON(old))).Do(ctx).Error()
+		Expect(err).To(HaveOccurred(), "a server from 1.22 on must not accept the EphemeralContainers kind")
+		AddReportEntry("server's answer to the old shape", kube.Rejection(err), ReportEntryVisibilityAlways)
+		got, gerr := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		Expect(gerr).NotTo(HaveOccurred())
+		Expect(got.Spec.EphemeralContainers).To(BeEmpty(), "the old-shape request added a container")
+		Expect(kube.Rejection(err)).To(MatchRegexp(`(?i)(EphemeralContainers|kind|Pod)`), "the error should say what is wrong with the body: %s", kube.Rejection(err))
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("adding an ephemeral container bumps the pod's generation [API-11]", func(ctx SpecContext) {
+		if v := serverMinor(); v < 34 {
+			Skip(fmt.Sprintf("server %s: pods' metadata.generation is tracked from Kubernetes 1.34 (PodObservedGenerationTracking on by default)", env.ServerVersion))
+		}
+		f := newFramework(ctx)
+		pod, err := f.CreatePod(ctx, targetPod(f))
+		Expect(err).NotTo(HaveOccurred())
+		got, err := f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", ""))
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		AddReportEntry("generation", fmt.Sprintf("%d -> %d on server %s", pod.Generation, got.Generation, env.ServerVersion), ReportEntryVisibilityAlways)
+		Expect(got.Generation).To(BeNumerically(">", pod.Generation), "server %s did not bump metadata.generation", env.ServerVersion)
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+})

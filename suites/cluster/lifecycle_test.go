@@ -1,0 +1,150 @@
+package cluster_test
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/kube"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func exitingDebugger(f *kube.Framework, name, script string) corev1.EphemeralContainer {
+	ec := f.DebugContainer(name, "")
+	ec.Command = []string{"sh", "-c", script}
+	return ec
+}
+
+var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.LabelCluster, framework.LabelLifecycle), func() {
+	It("status moves to running and then terminated with the process's exit code, output before any attach is in the logs [LIFE-1] [LIFE-4]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod := f.RunPod(ctx, targetPod(f))
+		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "echo before-attach-$((6*7)); sleep 3; exit 7"))
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		var seen []string
+		got := f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
+			s := kube.EphemeralStatus(p, "debugger")
+			switch {
+			case s == nil:
+				return false
+			case s.State.Waiting != nil:
+				seen = appendOnce(seen, "waiting")
+			case s.State.Running != nil:
+				seen = appendOnce(seen, "running")
+			case s.State.Terminated != nil:
+				seen = appendOnce(seen, "terminated")
+				return true
+			}
+			return false
+		})
+		s := kube.EphemeralStatus(got, "debugger")
+		AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
+		Expect(seen).To(ContainElement("running"), "the status never showed the container running")
+		Expect(s.State.Terminated.ExitCode).To(BeEquivalentTo(7))
+		logs, err := f.Logs(ctx, pod.Name, "debugger")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(logs).To(ContainSubstring("before-attach-42"))
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	DescribeTable("an exited ephemeral container is never restarted [LIFE-2]",
+		func(ctx SpecContext, policy corev1.RestartPolicy) {
+			f := newFramework(ctx)
+			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.RestartPolicy = policy }))
+			_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "exit 1"))
+			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+			f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
+				s := kube.EphemeralStatus(p, "debugger")
+				return s != nil && s.State.Terminated != nil
+			})
+			// A restart would show within a few kubelet syncs (backoff starts at 10s).
+			Consistently(ctx, func() (string, error) {
+				p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+				if err != nil {
+					return "", err
+				}
+				s := kube.EphemeralStatus(p, "debugger")
+				return fmt.Sprintf("restarts=%d terminated=%v", s.RestartCount, s.State.Terminated != nil), nil
+			}).WithTimeout(25 * time.Second).WithPolling(time.Second).Should(Equal("restarts=0 terminated=true"))
+		},
+		Entry("restartPolicy Always", corev1.RestartPolicyAlways, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("restartPolicy OnFailure", corev1.RestartPolicyOnFailure, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("restartPolicy Never", corev1.RestartPolicyNever, SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+
+	It("adding, running and exiting an ephemeral container changes neither the pod's phase, readiness and conditions nor the target's restart count, start time and container ID [LIFE-3] [LIFE-5]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod := f.RunPod(ctx, targetPod(f))
+		pod = f.WaitPod(ctx, pod.Name, "ready", func(p *corev1.Pod) bool { return conditionsSummary(p) == readySummary(p) })
+		before, beforeTarget := conditionsSummary(pod), targetSummary(pod)
+		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "ps; sleep 2; exit 3"))
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		after := f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
+			s := kube.EphemeralStatus(p, "debugger")
+			return s != nil && s.State.Terminated != nil
+		})
+		Expect(conditionsSummary(after)).To(Equal(before), "pod phase or conditions changed")
+		Expect(targetSummary(after)).To(Equal(beforeTarget), "the target container was affected")
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("the debug image is pulled at debug time: an image pushed after the pod started runs as the ephemeral container [LIFE-6]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod := f.RunPod(ctx, targetPod(f))
+		ref, err := images.Variant(ctx, f.Images[images.Debug], "pull-"+f.Token, f.Token)
+		Expect(err).NotTo(HaveOccurred())
+		ec := f.DebugContainer("debugger", "target")
+		ec.Image = ref
+		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		got := f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		s := kube.EphemeralStatus(got, "debugger")
+		digest := ref[strings.Index(ref, "@")+1:]
+		Expect(s.ImageID).To(ContainSubstring(digest), "the ephemeral container does not run the image pushed at debug time")
+		out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/ectest-variant")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.TrimSpace(out)).To(Equal(f.Token))
+		events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
+		Expect(err).NotTo(HaveOccurred())
+		pulled := false
+		for _, e := range events.Items {
+			pulled = pulled || (e.Reason == "Pulled" && strings.Contains(e.Message, ref) && !strings.Contains(e.Message, "already present"))
+		}
+		Expect(pulled).To(BeTrue(), "no Pulled event for %s: the kubelet did not pull it", ref)
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+})
+
+func appendOnce(list []string, s string) []string {
+	if len(list) > 0 && list[len(list)-1] == s {
+		return list
+	}
+	return append(list, s)
+}
+
+func conditionsSummary(p *corev1.Pod) string {
+	s := "phase=" + string(p.Status.Phase)
+	for _, c := range p.Status.Conditions {
+		s += fmt.Sprintf(" %s=%s", c.Type, c.Status)
+	}
+	return s
+}
+
+func readySummary(p *corev1.Pod) string {
+	s := "phase=Running"
+	for _, c := range p.Status.Conditions {
+		s += fmt.Sprintf(" %s=True", c.Type)
+	}
+	return s
+}
+
+func targetSummary(p *corev1.Pod) string {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name == "target" && c.State.Running != nil {
+			return fmt.Sprintf("restarts=%d started=%s id=%s", c.RestartCount, c.State.Running.StartedAt.UTC(), c.ContainerID)
+		}
+	}
+	return "target not running"
+}

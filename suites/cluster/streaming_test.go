@@ -1,0 +1,46 @@
+package cluster_test
+
+import (
+	"io"
+	"strings"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/kube"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("Streaming into ephemeral containers through the API server", framework.Label(framework.LabelCluster, framework.LabelStreaming), func() {
+	It("exec into an ephemeral container by name [API-10] [CRI-8]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod := f.RunPod(ctx, targetPod(f))
+		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", "target"))
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		out, stderr, err := f.Exec(ctx, pod.Name, "debugger", strings.NewReader("hello-"+f.Token), false, "cat")
+		Expect(err).NotTo(HaveOccurred(), stderr)
+		Expect(out).To(Equal("hello-" + f.Token))
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("attach with stdin and a TTY to an ephemeral container's shell [API-10] [CRI-8]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod := f.RunPod(ctx, targetPod(f))
+		ec := f.DebugContainer("debugger", "target")
+		ec.Command, ec.Stdin, ec.StdinOnce, ec.TTY = []string{"sh"}, true, true, true
+		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, ec)
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		// Keep stdin open until the shell answered: closing a TTY's stdin hangs it up.
+		r, w := io.Pipe()
+		go func() {
+			defer GinkgoRecover()
+			_, _ = io.WriteString(w, "echo attach-$((6*7))-"+f.Token+"\n")
+			Eventually(ctx, func() (string, error) { return f.Logs(ctx, pod.Name, "debugger") }).
+				WithTimeout(f.Timeouts.Exec).Should(ContainSubstring("attach-42-" + f.Token))
+			_ = w.Close()
+		}()
+		out, _, err := f.Attach(ctx, pod.Name, "debugger", r, true)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("attach-42-" + f.Token))
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+})

@@ -1,0 +1,127 @@
+// The cluster conformance suite: ephemeral containers through the Kubernetes
+// API and a real kubelet, on the suite's offline kind cluster or any cluster
+// given by -kubeconfig. This file is the suite's only entry point; the other
+// files register specs.
+package cluster_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/environment"
+	"github.com/ectest/ectest/framework/kube"
+	"github.com/ectest/ectest/framework/report"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// cfg is filled from flags and validated in TestMain; nothing writes it afterwards.
+var cfg framework.Config
+
+func init() { framework.RegisterFlags(flag.CommandLine, &cfg) }
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if err := cfg.Validate(); err != nil {
+		framework.Exit(err)
+	}
+	os.Exit(m.Run())
+}
+
+func TestCluster(t *testing.T) {
+	RegisterFailHandler(Fail)
+	suiteConfig, reporterConfig := GinkgoConfiguration()
+	if suiteConfig.LabelFilter == "" {
+		suiteConfig.LabelFilter = "!" + framework.LabelBenchmark
+	}
+	RunSpecs(t, "ectest cluster conformance", suiteConfig, reporterConfig)
+}
+
+var (
+	handle  *environment.ClusterHandle
+	env     *environment.ClusterEnvironment
+	session *kube.Session
+)
+
+var _ = ReportBeforeSuite(func(r Report) {
+	var used [][]string
+	for _, s := range r.SpecReports {
+		used = append(used, s.Labels())
+	}
+	if err := framework.CheckLabels(used); err != nil {
+		Fail(err.Error())
+	}
+})
+
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+	h, err := environment.UpCluster(ctx, &cfg, newRunID(), func(format string, args ...any) {
+		fmt.Fprintf(GinkgoWriter, format+"\n", args...)
+	})
+	if err != nil {
+		Fail("cluster environment: " + err.Error())
+	}
+	handle = h
+	return h.Env.Marshal()
+}, func(data []byte) {
+	var err error
+	env, err = environment.UnmarshalCluster(data)
+	Expect(err).NotTo(HaveOccurred())
+	session, err = env.Session()
+	Expect(err).NotTo(HaveOccurred())
+}, NodeTimeout(framework.DefaultTimeouts.ClusterSetup))
+
+var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
+	if handle == nil {
+		return
+	}
+	leaks, leakErr := handle.Leaks(ctx)
+	failed := CurrentSpecReport().Failed() || len(leaks) > 0
+	downErr := handle.Down(context.Background(), failed)
+	Expect(leakErr).NotTo(HaveOccurred())
+	Expect(leaks).To(BeEmpty(), "objects of this run left in the cluster after every spec's cleanup")
+	Expect(downErr).NotTo(HaveOccurred(), "tearing the cluster environment down")
+}, NodeTimeout(framework.DefaultTimeouts.Cleanup*3))
+
+var _ = ReportAfterSuite("ectest reports", func(r Report) {
+	m := capability.Matrix{}
+	if env != nil {
+		obs, err := report.Observations(r)
+		Expect(err).NotTo(HaveOccurred())
+		m = capability.Compute(env.Runtime, env.Profile.Name, env.Profile.Capabilities, []capability.Layer{capability.LayerCluster}, obs)
+	}
+	Expect(report.Write(cfg.ReportDir, r, m)).To(Succeed())
+	if env != nil {
+		fmt.Print("\n" + report.Table(m) + "reports in " + cfg.ReportDir + "\n")
+	}
+})
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newFramework creates the spec's namespace (deleted when the spec ends)
+// and skips, with the reason, when the profile declares a capability the
+// spec exercises not applicable.
+func newFramework(ctx context.Context, exercises ...capability.Name) *kube.Framework {
+	GinkgoHelper()
+	for _, n := range exercises {
+		session.Checker.RequireApplicable(n)
+	}
+	return kube.New(ctx, session, nil)
+}
+
+// newFrameworkWithLabels is newFramework with labels on the namespace
+// (a Pod Security level, say).
+func newFrameworkWithLabels(ctx context.Context, labels map[string]string) *kube.Framework {
+	GinkgoHelper()
+	return kube.New(ctx, session, labels)
+}

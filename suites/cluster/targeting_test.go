@@ -1,0 +1,69 @@
+package cluster_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/framework/kube"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+)
+
+var _ = Describe("Targeting through the kubelet", framework.Label(framework.LabelCluster, framework.LabelPID, framework.LabelLinuxOnly), func() {
+	// Each entry: the pod's shareProcessNamespace, the ephemeral container's
+	// target, the capability the kubelet's choice exercises at the CRI, and
+	// the view the ephemeral container must have.
+	DescribeTable("an ephemeral container sees the processes its pod's PID sharing and its target give it [CRI-2] [CRI-7]",
+		func(ctx SpecContext, share bool, target string, n capability.Name, want cri.View) {
+			f := newFramework(ctx, n)
+			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
+				p.Spec.ShareProcessNamespace = &share
+				p.Spec.Containers = append(p.Spec.Containers, f.TargetContainer("sibling", 8081))
+			}))
+			_, err := f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", target))
+			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+			f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
+			Expect(err).NotTo(HaveOccurred())
+			m := cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Siblings: []string{f.TargetMarker("sibling")}, Helpers: cri.DebugHelpers}
+			if target == "" {
+				m.Target, m.Siblings = "", []string{f.TargetMarker("target"), f.TargetMarker("sibling")}
+				if !share {
+					m.Siblings = nil // an isolated container must see neither
+				}
+			}
+			view := cri.Classify(procs, m)
+			if target == "" && !share {
+				for _, p := range procs {
+					if p.PID != 1 && (strings.Contains(p.Args, f.TargetMarker("target")) || strings.Contains(p.Args, f.TargetMarker("sibling"))) {
+						view = cri.ViewOther
+					}
+				}
+			}
+			obs := capability.Observation{Capability: n, Outcome: capability.Works, Observed: string(view),
+				Evidence: fmt.Sprintf("shareProcessNamespace=%v targetContainerName=%q; wanted %s\nps in the ephemeral container:\n%s", share, target, want, raw)}
+			if view != want {
+				obs.Outcome = capability.Deviated
+			}
+			f.Checker.Record(obs)
+		},
+		Entry("isolated namespaces, targeting a container: exactly the target's processes", false, "target", capability.PIDTarget, cri.ViewTarget, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("isolated namespaces, no target: only its own", false, "", capability.PIDContainer, cri.ViewOwn, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("shareProcessNamespace, no target: every process of the pod", true, "", capability.PIDPod, cri.ViewPod, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("shareProcessNamespace, targeting a container: still every process of the pod", true, "target", capability.PIDTargetPod, cri.ViewPod, SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+
+	It("shareProcessNamespace together with hostPID is rejected [CRI-7]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		share := true
+		_, err := f.CreatePod(ctx, targetPod(f, func(p *corev1.Pod) {
+			p.Spec.ShareProcessNamespace = &share
+			p.Spec.HostPID = true
+		}))
+		Expect(kube.HasCause(err, "shareProcessNamespace", "")).To(BeTrue(), "want a field error on shareProcessNamespace, got %s", kube.Rejection(err))
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+})
