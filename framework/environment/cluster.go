@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -16,9 +17,11 @@ import (
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
 	"github.com/ectest/ectest/kind"
+	"github.com/ectest/ectest/kind/nodeimage"
 	"github.com/ectest/ectest/runtimes"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -36,6 +39,8 @@ type ClusterEnvironment struct {
 	Profile       *runtimes.Profile      `json:"profile"`
 	ReportDir     string                 `json:"reportDir"`
 	Managed       bool                   `json:"managed"`
+	// Kubectl is a kubectl within one minor version of the server ("" if none).
+	Kubectl string `json:"kubectl"`
 }
 
 // Marshal carries the environment to the other processes.
@@ -120,6 +125,7 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, fmt.Errorf("list nodes: %v (%d nodes)", err, len(nodes.Items))
 	}
 	h.Env.Runtime = nodeRuntime(nodes.Items[0])
+	h.Env.Kubectl = findKubectl(ctx, cfg, v.GitVersion)
 	h.Env.Profile = cfg.LoadedProfile
 	if h.Env.Profile == nil {
 		if h.Env.Profile, err = runtimes.Detect(h.Env.Runtime.Name, h.Env.Runtime.OS); err != nil {
@@ -210,4 +216,46 @@ func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts,
 		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster},
 	}, nil
+}
+
+// findKubectl picks a kubectl within one minor version of the server: the
+// one built for the cluster's version (cached), else one on PATH.
+func findKubectl(ctx context.Context, cfg *framework.Config, serverVersion string) string {
+	var candidates []string
+	if v, err := nodeimage.ParseVersion(strings.TrimPrefix(strings.SplitN(serverVersion, "+", 2)[0], "v")); err == nil {
+		if dir, err := (&nodeimage.Builder{}).CachedKubernetesBinaries(ctx, v); err == nil {
+			candidates = append(candidates, filepath.Join(dir, "kubectl"))
+		}
+	}
+	if p, err := exec.LookPath("kubectl"); err == nil {
+		candidates = append(candidates, p)
+	}
+	server, err := version.ParseGeneric(serverVersion)
+	if err != nil {
+		return ""
+	}
+	for _, c := range candidates {
+		out, err := exec.CommandContext(ctx, c, "version", "--client", "-o", "json").Output()
+		if err != nil {
+			continue
+		}
+		var cv struct {
+			ClientVersion struct{ GitVersion string } `json:"clientVersion"`
+		}
+		if json.Unmarshal(out, &cv) != nil {
+			continue
+		}
+		client, err := version.ParseGeneric(cv.ClientVersion.GitVersion)
+		if err == nil && client.Major() == server.Major() && absDiff(client.Minor(), server.Minor()) <= 1 {
+			return c
+		}
+	}
+	return ""
+}
+
+func absDiff(a, b uint) uint {
+	if a > b {
+		return a - b
+	}
+	return b - a
 }

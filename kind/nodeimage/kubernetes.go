@@ -66,6 +66,24 @@ func cacheKey(parts ...string) string {
 	return parts[0] + "-" + parts[1] + "-" + hex.EncodeToString(h[:])[:12]
 }
 
+// CachedKubernetesBinaries returns the directory of already built binaries
+// for v, without building.
+func (b *Builder) CachedKubernetesBinaries(ctx context.Context, v Version) (string, error) {
+	root, err := b.cacheRoot()
+	if err != nil {
+		return "", err
+	}
+	goVersion, err := b.output(ctx, "", b.goCmd(), "env", "GOVERSION")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "bin", BinariesKey(v, strings.TrimSpace(goVersion), runtime.GOARCH))
+	if !complete(dir, Components) {
+		return "", fmt.Errorf("no cached kubernetes %s binaries", v)
+	}
+	return dir, nil
+}
+
 // KubernetesBinaries builds (or finds cached) static, version-stamped
 // Kubernetes binaries and returns the directory holding them.
 func (b *Builder) KubernetesBinaries(ctx context.Context, v Version) (string, error) {

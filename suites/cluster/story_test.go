@@ -1,0 +1,83 @@
+package cluster_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/kube"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+var _ = Describe("User stories on a cluster", framework.Label(framework.LabelCluster, framework.LabelStory), func() {
+	It("an operator debugs a distroless target: its files, tools it lacks, and a request from the pod's network to a service [STORY-OPS]", framework.Label(framework.LabelLinuxOnly), func(ctx SpecContext) {
+		f := newFramework(ctx)
+		backend := f.RunPod(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "backend", Labels: map[string]string{"app": "backend-" + f.Token}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{f.TargetContainer("backend", 8080)}},
+		})
+		_, err := f.Client.CoreV1().Services(f.Namespace).Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "backend"},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "backend-" + f.Token},
+				Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		_ = backend
+		pod := f.RunPod(ctx, targetPod(f))
+		_, _, err = f.Exec(ctx, pod.Name, "target", nil, false, "sh", "-c", "true")
+		Expect(err).To(HaveOccurred(), "the target image must have no shell")
+		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", "target"))
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
+		Expect(err).NotTo(HaveOccurred())
+		pid := 0
+		for _, p := range procs {
+			if strings.Contains(p.Args, f.TargetMarker("target")) {
+				pid = p.PID
+			}
+		}
+		Expect(pid).NotTo(BeZero(), "the target's process is not visible:\n%s", raw)
+		marker, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.TrimSpace(marker)).To(Equal(f.Token + "-target"))
+		svc := fmt.Sprintf("http://backend.%s.svc.cluster.local/info", f.Namespace)
+		Eventually(ctx, func() (string, error) {
+			out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", svc)
+			return out, err
+		}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*5).Should(ContainSubstring(`"token":"`+f.Token+`-backend"`), "request from the pod's network to %s", svc)
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("the same non-interactive audit runs across many pods and its results are read from logs [STORY-AUTO]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		const n = 4
+		for i := 0; i < n; i++ {
+			p := targetPod(f)
+			p.Name = fmt.Sprintf("target-%d", i)
+			_, err := f.CreatePod(ctx, p)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("target-%d", i)
+			f.WaitPod(ctx, name, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+			ec := f.DebugContainer("audit", "target")
+			ec.Command = []string{"sh", "-c", "echo audit:$(ps -o args | grep -c -- '--toke[n]=')"}
+			_, err := f.AddEphemeral(ctx, f.Client, name, ec)
+			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		}
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("target-%d", i)
+			f.WaitPod(ctx, name, "showing the audit finished", func(p *corev1.Pod) bool {
+				s := kube.EphemeralStatus(p, "audit")
+				return s != nil && s.State.Terminated != nil
+			})
+			logs, err := f.Logs(ctx, name, "audit")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(logs).To(ContainSubstring("audit:1"), "pod %s: the audit should see exactly the target's one process", name)
+		}
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+})
