@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/client-go/util/retry"
 )
 
 // Labels on everything the suite creates, so a run's leftovers can be found.
@@ -164,14 +165,21 @@ func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*c
 	return last
 }
 
-// AddEphemeral appends an ephemeral container through the subresource.
+// AddEphemeral appends an ephemeral container through the subresource (GET
+// then PUT), retrying on a Conflict as any client must: the kubelet's
+// status updates change the pod's resourceVersion under it.
 func (f *Framework) AddEphemeral(ctx context.Context, client kubernetes.Interface, podName string, ec corev1.EphemeralContainer) (*corev1.Pod, error) {
-	pod, err := client.CoreV1().Pods(f.Namespace).Get(ctx, podName, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	pod.Spec.EphemeralContainers = append(pod.Spec.EphemeralContainers, ec)
-	return client.CoreV1().Pods(f.Namespace).UpdateEphemeralContainers(ctx, podName, pod, metav1.UpdateOptions{})
+	var out *corev1.Pod
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod, err := client.CoreV1().Pods(f.Namespace).Get(ctx, podName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pod.Spec.EphemeralContainers = append(pod.Spec.EphemeralContainers, ec)
+		out, err = client.CoreV1().Pods(f.Namespace).UpdateEphemeralContainers(ctx, podName, pod, metav1.UpdateOptions{})
+		return err
+	})
+	return out, err
 }
 
 // EphemeralStatus returns an ephemeral container's status, if reported.

@@ -14,12 +14,22 @@ import (
 )
 
 var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framework.LabelStory), func() {
-	kubectl := func(ctx SpecContext, f *kube.Framework, stdin string, args ...string) (string, error) {
+	// kubectl runs kubectl; with tty it runs under util-linux script, which
+	// gives it a real pseudo-terminal as a person's shell would.
+	kubectl := func(ctx SpecContext, f *kube.Framework, stdin string, tty bool, args ...string) (string, error) {
 		GinkgoHelper()
 		if env.Kubectl == "" {
 			Skip("no kubectl within one minor version of the server " + env.ServerVersion)
 		}
-		cmd := exec.CommandContext(ctx, env.Kubectl, append([]string{"--kubeconfig", env.Kubeconfig, "-n", f.Namespace}, args...)...)
+		argv := append([]string{env.Kubectl, "--kubeconfig", env.Kubeconfig, "-n", f.Namespace}, args...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		if tty {
+			script, err := exec.LookPath("script")
+			if err != nil {
+				Skip("kubectl debug -it needs a terminal: util-linux script is not installed")
+			}
+			cmd = exec.CommandContext(ctx, script, "-q", "-e", "-c", shellQuote(argv), "/dev/null")
+		}
 		cmd.Stdin = strings.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -28,7 +38,7 @@ var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framew
 	It("kubectl debug --target, non-interactive and interactive, adds ephemeral containers the API shows targeting the container [API-1] [CRI-2] [STORY-DEBUG]", func(ctx SpecContext) {
 		f := newFramework(ctx)
 		pod := f.RunPod(ctx, targetPod(f))
-		out, err := kubectl(ctx, f, "", "debug", pod.Name, "--image="+f.Images[images.Debug], "--target=target", "-c", "batch", "--", "sh", "-c", "ps -o pid,args")
+		out, err := kubectl(ctx, f, "", false, "debug", pod.Name, "--image="+f.Images[images.Debug], "--target=target", "-c", "batch", "--", "sh", "-c", "ps -o pid,args")
 		Expect(err).NotTo(HaveOccurred(), out)
 		got := f.WaitPod(ctx, pod.Name, "showing the batch debugger finished", func(p *corev1.Pod) bool {
 			s := kube.EphemeralStatus(p, "batch")
@@ -39,7 +49,7 @@ var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framew
 		Expect(err).NotTo(HaveOccurred())
 		Expect(logs).To(ContainSubstring(f.TargetMarker("target")), "kubectl debug --target should see the target's process")
 
-		out, err = kubectl(ctx, f, "ps -o pid,args; exit\n", "debug", "-it", pod.Name, "--image="+f.Images[images.Debug], "--target=target", "-c", "interactive", "--", "sh")
+		out, err = kubectl(ctx, f, "ps -o pid,args; exit\n", true, "debug", "-it", pod.Name, "--image="+f.Images[images.Debug], "--target=target", "-c", "interactive", "--", "sh")
 		Expect(err).NotTo(HaveOccurred(), out)
 		Expect(out).To(ContainSubstring(f.TargetMarker("target")), "the interactive session should show the target's process")
 		p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
@@ -47,3 +57,11 @@ var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framew
 		Expect(ephemeralNames(p)).To(Equal([]string{"batch", "interactive"}))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+func shellQuote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}

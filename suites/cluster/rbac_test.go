@@ -9,6 +9,7 @@ import (
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,25 @@ func grant(ctx context.Context, f *kube.Framework, user, clusterRole string, rul
 		RoleRef:    ref,
 	}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
+	// The authorizer sees new bindings a moment later: wait until every
+	// granted rule is in effect, or a "forbidden" outcome would prove nothing.
+	if len(rules) == 0 {
+		rules = []rbacv1.PolicyRule{rule("pods", "get")} // every built-in role used here can
+	}
+	for _, r := range rules {
+		resource, sub, _ := strings.Cut(r.Resources[0], "/")
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user, Groups: []string{"system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: f.Namespace, Verb: r.Verbs[0], Resource: resource, Subresource: sub},
+		}}
+		Eventually(ctx, func() (bool, error) {
+			got, err := f.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+			if err != nil {
+				return false, err
+			}
+			return got.Status.Allowed, nil
+		}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll).Should(BeTrue(), "%s %s for %s never took effect", r.Verbs[0], r.Resources[0], user)
+	}
 }
 
 func rule(resource string, verbs ...string) rbacv1.PolicyRule {
