@@ -12,11 +12,19 @@ KUBERNETES_VERSION ?=
 KIND_NODE_IMAGE ?=
 KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
 
-.PHONY: conformance test unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: conformance conformance-cri test unit verify benchmark deps clean cluster cluster-down node-image
 
-## conformance: bring up the embedded runtime, run the CRI suite in parallel, write the reports
+# Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
+CLUSTER_FLAGS ?=
+
+## conformance: the CRI suite against the embedded runtime and the cluster suite against the default kind
+## cluster (both made and removed here), reports and one side-by-side capability matrix
 conformance: deps
-	$(GINKGO) -p --procs=$(PROCS) ./suites/cri -- -report-dir=$(REPORT_DIR) $(ECTEST_FLAGS)
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/conformance.sh
+
+## conformance-cri: only the CRI suite (no cluster)
+conformance-cri: deps
+	$(GINKGO) -p --procs=$(PROCS) ./suites/cri -- -report-dir=$(REPORT_DIR)/cri $(ECTEST_FLAGS)
 
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime checked against
 ## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)
@@ -46,7 +54,8 @@ verify:
 
 ## benchmark: debug container latency with gmeasure (20+ samples), JSON into the report dir
 benchmark: deps
-	$(GINKGO) --label-filter=benchmark -v ./suites/cri -- -report-dir=$(REPORT_DIR)/benchmark $(ECTEST_FLAGS)
+	$(GINKGO) --label-filter=benchmark -v ./suites/cri -- -report-dir=$(REPORT_DIR)/benchmark/cri $(ECTEST_FLAGS)
+	$(GINKGO) --label-filter=benchmark -v ./suites/cluster -- -report-dir=$(REPORT_DIR)/benchmark/cluster $(CLUSTER_FLAGS)
 
 deps:
 	hack/install-deps.sh

@@ -81,12 +81,7 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 	var errs []error
 	errs = append(errs, reporters.GenerateJUnitReportWithConfig(r, filepath.Join(dir, JUnitFile), reporters.JunitReportConfig{OmitLeafNodeType: true}))
 	errs = append(errs, reporters.GenerateJSONReport(r, filepath.Join(dir, JSONFile)))
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, MatrixJSONFile), append(b, '\n'), 0o644)
-	}
-	errs = append(errs, err)
-	errs = append(errs, os.WriteFile(filepath.Join(dir, MatrixMDFile), []byte(Markdown(m)), 0o644))
+	errs = append(errs, WriteMatrix(dir, m))
 	return errors.Join(errs...)
 }
 

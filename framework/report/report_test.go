@@ -107,3 +107,36 @@ func TestPercentile(t *testing.T) {
 		t.Error("empty")
 	}
 }
+
+func TestMergeSideBySide(t *testing.T) {
+	cri := sampleMatrix()
+	declared := map[capability.Name]capability.Support{}
+	for _, d := range capability.All() {
+		declared[d.Name] = capability.Supported
+	}
+	cluster := capability.Compute(capability.RuntimeInfo{Name: "containerd"}, "containerd-runc", declared, []capability.Layer{capability.LayerCluster},
+		[]capability.SpecObservations{{Spec: capability.SpecRef{Name: "t"}, Observations: []capability.Observation{{Capability: capability.PIDTarget, Layer: capability.LayerCluster, Outcome: capability.Works, Observed: "target namespace"}}}})
+	m := Merge(cri, cluster)
+	if len(m.Layers) != 2 || len(m.Rows) != len(capability.All()) || m.Runtime.Version != "1.6.20" {
+		t.Fatalf("merged: layers %v rows %d runtime %+v", m.Layers, len(m.Rows), m.Runtime)
+	}
+	for _, r := range m.Rows {
+		if r.Capability == capability.PIDTarget && (r.Layers[capability.LayerCluster].Verdict != capability.Conformant || r.Layers[capability.LayerCRI].Verdict != capability.NotObserved) {
+			t.Errorf("pid-target cells: %+v", r.Layers)
+		}
+		if r.Capability == capability.UnknownModeError && r.Layers[capability.LayerCRI].Verdict != capability.Nonconformant {
+			t.Errorf("unknown mode cri cell lost: %+v", r.Layers)
+		}
+	}
+	if !strings.Contains(Table(m), "CLUSTER VERDICT") || !strings.Contains(Markdown(m), "cluster: verdict") {
+		t.Errorf("both layers must be rendered:\n%s", Table(m))
+	}
+	dir := t.TempDir()
+	if err := WriteMatrix(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadMatrix(dir)
+	if err != nil || len(back.Layers) != 2 {
+		t.Errorf("round trip: %+v %v", back.Layers, err)
+	}
+}

@@ -1,0 +1,73 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ectest/ectest/framework/capability"
+)
+
+// ReadMatrix reads a suite's matrix.json from its report directory.
+func ReadMatrix(dir string) (capability.Matrix, error) {
+	var m capability.Matrix
+	b, err := os.ReadFile(filepath.Join(dir, MatrixJSONFile))
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", filepath.Join(dir, MatrixJSONFile), err)
+	}
+	return m, nil
+}
+
+// Merge puts several suites' matrices side by side: one row per capability,
+// one pair of columns per layer. The runtime and profile are the first
+// matrix's that has them.
+func Merge(ms ...capability.Matrix) capability.Matrix {
+	var out capability.Matrix
+	rows := map[capability.Name]*capability.Row{}
+	for _, m := range ms {
+		if out.Runtime.Name == "" {
+			out.Runtime, out.Profile = m.Runtime, m.Profile
+		}
+		out.Layers = append(out.Layers, m.Layers...)
+		for _, r := range m.Rows {
+			row := rows[r.Capability]
+			if row == nil {
+				cp := r
+				cp.Layers = map[capability.Layer]capability.Cell{}
+				rows[r.Capability] = &cp
+				row = &cp
+			}
+			if row.Declared == "" {
+				row.Declared = r.Declared
+			}
+			for l, c := range r.Layers {
+				row.Layers[l] = c
+			}
+		}
+	}
+	for _, d := range capability.All() {
+		if r := rows[d.Name]; r != nil {
+			out.Rows = append(out.Rows, *r)
+		}
+	}
+	return out
+}
+
+// WriteMatrix writes matrix.json and matrix.md into dir.
+func WriteMatrix(dir string, m capability.Matrix) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, MatrixJSONFile), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, MatrixMDFile), []byte(Markdown(m)), 0o644)
+}
