@@ -68,6 +68,11 @@ func New(ctx context.Context, s *Session, labels map[string]string) *Framework {
 	}
 	f.Namespace = ns.Name
 	ginkgo.DeferCleanup(f.deleteNamespace)
+	// Pods are refused until the namespace's default ServiceAccount exists.
+	gomega.Eventually(ctx, func() error {
+		_, err := s.Client.CoreV1().ServiceAccounts(f.Namespace).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}).WithTimeout(s.Timeouts.ContainerReady).WithPolling(s.Timeouts.Poll).Should(gomega.Succeed(), "the default ServiceAccount of namespace %s", f.Namespace)
 	return f
 }
 

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 )
 
 func targetPod(f *kube.Framework, mutate ...func(*corev1.Pod)) *corev1.Pod {
@@ -94,11 +95,19 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 			"remove": func(p *corev1.Pod) { p.Spec.EphemeralContainers = nil },
 		}
 		for what, mutate := range attempts {
-			cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
-			Expect(err).NotTo(HaveOccurred())
-			before := mustJSON(cur.Spec.EphemeralContainers)
-			mutate(cur)
-			_, updErr := pods.Update(ctx, cur, metav1.UpdateOptions{})
+			var before string
+			// Retry conflicts (the kubelet updates status meanwhile): the
+			// answer that counts is the server's judgement of the change.
+			updErr := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				before = mustJSON(cur.Spec.EphemeralContainers)
+				mutate(cur)
+				_, err = pods.Update(ctx, cur, metav1.UpdateOptions{})
+				return err
+			})
 			after, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(mustJSON(after.Spec.EphemeralContainers)).To(Equal(before),
@@ -127,10 +136,15 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 			"change": func(p *corev1.Pod) { p.Spec.EphemeralContainers[0].Command = []string{"sh", "-c", "exit 0"} },
 			"remove": func(p *corev1.Pod) { p.Spec.EphemeralContainers = nil },
 		} {
-			cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
-			Expect(err).NotTo(HaveOccurred())
-			mutate(cur)
-			_, err = pods.UpdateEphemeralContainers(ctx, pod.Name, cur, metav1.UpdateOptions{})
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				mutate(cur)
+				_, err = pods.UpdateEphemeralContainers(ctx, pod.Name, cur, metav1.UpdateOptions{})
+				return err
+			})
 			Expect(err).To(HaveOccurred(), "the subresource let an existing ephemeral container be %sd", what)
 			Expect(kube.HasCause(err, "spec.ephemeralContainers", "")).To(BeTrue(), "want a field error on spec.ephemeralContainers, got %s", kube.Rejection(err))
 			AddReportEntry("subresource update that tries to "+what, kube.Rejection(err))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -46,9 +47,11 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 		AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
 		Expect(seen).To(ContainElement("running"), "the status never showed the container running")
 		Expect(s.State.Terminated.ExitCode).To(BeEquivalentTo(7))
-		logs, err := f.Logs(ctx, pod.Name, "debugger")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(logs).To(ContainSubstring("before-attach-42"))
+		observe(f, capability.Logs, "output before any attach is in the log", func() {
+			logs, err := f.Logs(ctx, pod.Name, "debugger")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(logs).To(ContainSubstring("before-attach-42"))
+		})
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	DescribeTable("an exited ephemeral container is never restarted [LIFE-2]",
@@ -88,7 +91,9 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 			return s != nil && s.State.Terminated != nil
 		})
 		Expect(conditionsSummary(after)).To(Equal(before), "pod phase or conditions changed")
-		Expect(targetSummary(after)).To(Equal(beforeTarget), "the target container was affected")
+		observe(f, capability.NoSideEffects, "target unchanged", func() {
+			Expect(targetSummary(after)).To(Equal(beforeTarget), "the target container was affected")
+		})
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("the debug image is pulled at debug time: an image pushed after the pod started runs as the ephemeral container [LIFE-6]", func(ctx SpecContext) {
@@ -101,19 +106,21 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
 		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
 		got := f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
-		s := kube.EphemeralStatus(got, "debugger")
-		digest := ref[strings.Index(ref, "@")+1:]
-		Expect(s.ImageID).To(ContainSubstring(digest), "the ephemeral container does not run the image pushed at debug time")
-		out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/ectest-variant")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.TrimSpace(out)).To(Equal(f.Token))
-		events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
-		Expect(err).NotTo(HaveOccurred())
-		pulled := false
-		for _, e := range events.Items {
-			pulled = pulled || (e.Reason == "Pulled" && strings.Contains(e.Message, ref) && !strings.Contains(e.Message, "already present"))
-		}
-		Expect(pulled).To(BeTrue(), "no Pulled event for %s: the kubelet did not pull it", ref)
+		observe(f, capability.PullAtDebugTime, "pulled at debug time", func() {
+			s := kube.EphemeralStatus(got, "debugger")
+			digest := ref[strings.Index(ref, "@")+1:]
+			Expect(s.ImageID).To(ContainSubstring(digest), "the ephemeral container does not run the image pushed at debug time")
+			out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/ectest-variant")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(strings.TrimSpace(out)).To(Equal(f.Token))
+			events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
+			Expect(err).NotTo(HaveOccurred())
+			pulled := false
+			for _, e := range events.Items {
+				pulled = pulled || (e.Reason == "Pulled" && strings.Contains(e.Message, ref) && !strings.Contains(e.Message, "already present"))
+			}
+			Expect(pulled).To(BeTrue(), "no Pulled event for %s: the kubelet did not pull it", ref)
+		})
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -33,23 +34,25 @@ var _ = Describe("User stories on a cluster", framework.Label(framework.LabelClu
 		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", "target"))
 		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
 		f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
-		procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
-		Expect(err).NotTo(HaveOccurred())
-		pid := 0
-		for _, p := range procs {
-			if strings.Contains(p.Args, f.TargetMarker("target")) {
-				pid = p.PID
+		observe(f, capability.StoryOps, "every step worked", func() {
+			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
+			Expect(err).NotTo(HaveOccurred())
+			pid := 0
+			for _, p := range procs {
+				if strings.Contains(p.Args, f.TargetMarker("target")) {
+					pid = p.PID
+				}
 			}
-		}
-		Expect(pid).NotTo(BeZero(), "the target's process is not visible:\n%s", raw)
-		marker, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.TrimSpace(marker)).To(Equal(f.Token + "-target"))
-		svc := fmt.Sprintf("http://backend.%s.svc.cluster.local/info", f.Namespace)
-		Eventually(ctx, func() (string, error) {
-			out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", svc)
-			return out, err
-		}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*5).Should(ContainSubstring(`"token":"`+f.Token+`-backend"`), "request from the pod's network to %s", svc)
+			Expect(pid).NotTo(BeZero(), "the target's process is not visible:\n%s", raw)
+			marker, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(strings.TrimSpace(marker)).To(Equal(f.Token + "-target"))
+			svc := fmt.Sprintf("http://backend.%s.svc.cluster.local/info", f.Namespace)
+			Eventually(ctx, func() (string, error) {
+				out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", svc)
+				return out, err
+			}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*5).Should(ContainSubstring(`"token":"`+f.Token+`-backend"`), "request from the pod's network to %s", svc)
+		})
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("the same non-interactive audit runs across many pods and its results are read from logs [STORY-AUTO]", func(ctx SpecContext) {

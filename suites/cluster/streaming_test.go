@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,9 +18,11 @@ var _ = Describe("Streaming into ephemeral containers through the API server", f
 		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", "target"))
 		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
 		f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
-		out, stderr, err := f.Exec(ctx, pod.Name, "debugger", strings.NewReader("hello-"+f.Token), false, "cat")
-		Expect(err).NotTo(HaveOccurred(), stderr)
-		Expect(out).To(Equal("hello-" + f.Token))
+		observe(f, capability.Exec, "exec through the API server works", func() {
+			out, stderr, err := f.Exec(ctx, pod.Name, "debugger", strings.NewReader("hello-"+f.Token), false, "cat")
+			Expect(err).NotTo(HaveOccurred(), stderr)
+			Expect(out).To(Equal("hello-" + f.Token))
+		})
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("attach with stdin and a TTY to an ephemeral container's shell [API-10] [CRI-8]", func(ctx SpecContext) {
@@ -39,8 +42,10 @@ var _ = Describe("Streaming into ephemeral containers through the API server", f
 				WithTimeout(f.Timeouts.Exec).Should(ContainSubstring("attach-42-" + f.Token))
 			_ = w.Close()
 		}()
-		out, _, err := f.Attach(ctx, pod.Name, "debugger", r, true)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(out).To(ContainSubstring("attach-42-" + f.Token))
+		observe(f, capability.Attach, "interactive shell answered through the API server", func() {
+			out, _, err := f.Attach(ctx, pod.Name, "debugger", r, true)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(out).To(ContainSubstring("attach-42-" + f.Token))
+		})
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
