@@ -78,6 +78,14 @@ func Smoke(ctx context.Context, c *Cluster, logf func(string, ...any)) (err erro
 		defer cancel()
 		err = errors.Join(err, cs.CoreV1().Namespaces().Delete(dctx, ns.Name, metav1.DeleteOptions{}))
 	}()
+	// Pods are refused until the namespace's default ServiceAccount exists
+	// (a fresh cluster's controller manager may take a moment).
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return fmt.Errorf("namespace %s never got its default ServiceAccount: %w", ns.Name, err)
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "target", Namespace: ns.Name},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
