@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -153,4 +155,11 @@ func oneLine(err error) string {
 		out = append(out, r)
 	}
 	return string(out)
+}
+
+// NewRunID names one run: everything it creates carries it.
+func NewRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

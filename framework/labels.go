@@ -7,6 +7,7 @@ import (
 
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // Labels are an API: CI matrices and focused runs select specs by them. Every
@@ -99,4 +100,13 @@ func Labels() [][2]string {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
+}
+
+// CheckSpecLabels is CheckLabels over a suite's report, for ReportBeforeSuite.
+func CheckSpecLabels(r types.Report) error {
+	var used [][]string
+	for _, s := range r.SpecReports {
+		used = append(used, s.Labels())
+	}
+	return CheckLabels(used)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
@@ -270,4 +271,15 @@ func (f *Framework) Processes(ctx context.Context, pod, container string) ([]cri
 	}
 	procs, err := cri.ParsePS(out)
 	return procs, out, err
+}
+
+// PIDOf finds, in a process list, the PID of the process whose argv
+// contains marker (0 if none).
+func PIDOf(procs []cri.Process, marker string) int {
+	for _, p := range procs {
+		if strings.Contains(p.Args, marker) {
+			return p.PID
+		}
+	}
+	return 0
 }

@@ -66,9 +66,8 @@ func cacheKey(parts ...string) string {
 	return parts[0] + "-" + parts[1] + "-" + hex.EncodeToString(h[:])[:12]
 }
 
-// CachedKubernetesBinaries returns the directory of already built binaries
-// for v, without building.
-func (b *Builder) CachedKubernetesBinaries(ctx context.Context, v Version) (string, error) {
+// binariesDir is where the binaries for v built with this Go are cached.
+func (b *Builder) binariesDir(ctx context.Context, v Version) (string, error) {
 	root, err := b.cacheRoot()
 	if err != nil {
 		return "", err
@@ -77,7 +76,16 @@ func (b *Builder) CachedKubernetesBinaries(ctx context.Context, v Version) (stri
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, "bin", BinariesKey(v, strings.TrimSpace(goVersion), runtime.GOARCH))
+	return filepath.Join(root, "bin", BinariesKey(v, strings.TrimSpace(goVersion), runtime.GOARCH)), nil
+}
+
+// CachedKubernetesBinaries returns the directory of already built binaries
+// for v, without building.
+func (b *Builder) CachedKubernetesBinaries(ctx context.Context, v Version) (string, error) {
+	dir, err := b.binariesDir(ctx, v)
+	if err != nil {
+		return "", err
+	}
 	if !complete(dir, Components) {
 		return "", fmt.Errorf("no cached kubernetes %s binaries", v)
 	}
@@ -87,15 +95,10 @@ func (b *Builder) CachedKubernetesBinaries(ctx context.Context, v Version) (stri
 // KubernetesBinaries builds (or finds cached) static, version-stamped
 // Kubernetes binaries and returns the directory holding them.
 func (b *Builder) KubernetesBinaries(ctx context.Context, v Version) (string, error) {
-	root, err := b.cacheRoot()
+	dir, err := b.binariesDir(ctx, v)
 	if err != nil {
 		return "", err
 	}
-	goVersion, err := b.output(ctx, "", b.goCmd(), "env", "GOVERSION")
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(root, "bin", BinariesKey(v, strings.TrimSpace(goVersion), runtime.GOARCH))
 	if complete(dir, Components) {
 		b.logf("kubernetes %s binaries: cached in %s", v, dir)
 		return dir, nil

@@ -33,12 +33,7 @@ var _ = Describe("Debugging another user's process through the kubelet", framewo
 			f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
 			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
 			Expect(err).NotTo(HaveOccurred())
-			pid := 0
-			for _, p := range procs {
-				if strings.Contains(p.Args, f.TargetMarker("target")) {
-					pid = p.PID
-				}
-			}
+			pid := kube.PIDOf(procs, f.TargetMarker("target"))
 			Expect(pid).NotTo(BeZero(), "target not visible:\n%s", raw)
 			environ, _, envErr := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", fmt.Sprintf("/proc/%d/environ", pid))
 			marker, _, rootErr := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))

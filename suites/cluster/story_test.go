@@ -37,12 +37,7 @@ var _ = Describe("User stories on a cluster", framework.Label(framework.LabelClu
 		observe(f, capability.StoryOps, "every step worked", func() {
 			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
 			Expect(err).NotTo(HaveOccurred())
-			pid := 0
-			for _, p := range procs {
-				if strings.Contains(p.Args, f.TargetMarker("target")) {
-					pid = p.PID
-				}
-			}
+			pid := kube.PIDOf(procs, f.TargetMarker("target"))
 			Expect(pid).NotTo(BeZero(), "the target's process is not visible:\n%s", raw)
 			marker, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
 			Expect(err).NotTo(HaveOccurred())

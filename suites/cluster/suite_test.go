@@ -6,8 +6,6 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -51,17 +49,13 @@ var (
 )
 
 var _ = ReportBeforeSuite(func(r Report) {
-	var used [][]string
-	for _, s := range r.SpecReports {
-		used = append(used, s.Labels())
-	}
-	if err := framework.CheckLabels(used); err != nil {
+	if err := framework.CheckSpecLabels(r); err != nil {
 		Fail(err.Error())
 	}
 })
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	h, err := environment.UpCluster(ctx, &cfg, newRunID(), func(format string, args ...any) {
+	h, err := environment.UpCluster(ctx, &cfg, framework.NewRunID(), func(format string, args ...any) {
 		fmt.Fprintf(GinkgoWriter, format+"\n", args...)
 	})
 	if err != nil {
@@ -101,12 +95,6 @@ var _ = ReportAfterSuite("ectest reports", func(r Report) {
 		fmt.Print("\n" + report.Table(m) + "reports in " + cfg.ReportDir + "\n")
 	}
 })
-
-func newRunID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 // newFramework creates the spec's namespace (deleted when the spec ends)
 // and skips, with the reason, when the profile declares a capability the

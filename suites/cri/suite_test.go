@@ -5,8 +5,6 @@ package cri_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -65,17 +63,13 @@ var (
 )
 
 var _ = ReportBeforeSuite(func(r Report) {
-	var used [][]string
-	for _, s := range r.SpecReports {
-		used = append(used, s.Labels())
-	}
-	if err := framework.CheckLabels(used); err != nil {
+	if err := framework.CheckSpecLabels(r); err != nil {
 		Fail(err.Error())
 	}
 })
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	h, err := environment.Up(ctx, &cfg, newRunID())
+	h, err := environment.Up(ctx, &cfg, framework.NewRunID())
 	if err != nil {
 		Fail("environment: " + err.Error())
 	}
@@ -117,12 +111,6 @@ var _ = ReportAfterSuite("ectest reports", func(r Report) {
 		fmt.Print("\n" + report.Table(m) + "reports in " + cfg.ReportDir + "\n")
 	}
 })
-
-func newRunID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 // newFramework is a spec's framework, bound to this process's session. The
 // spec skips, with the reason, if the profile declares a capability it
