@@ -61,6 +61,10 @@ var _ = Describe("Pod Security admission of ephemeral containers", framework.Lab
 		Entry("privileged: SYS_PTRACE is admitted", "privileged", func(ec *corev1.EphemeralContainer) {
 			ec.SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_PTRACE"}}}
 		}, true, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("restricted: privilege escalation as root is rejected", "restricted", func(ec *corev1.EphemeralContainer) {
+			yes, root := true, int64(0)
+			ec.SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: &yes, RunAsUser: &root, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+		}, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("restricted: a compliant container is admitted", "restricted", compliant, true, SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
 })

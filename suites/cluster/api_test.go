@@ -9,6 +9,7 @@ import (
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -123,6 +124,22 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 		}))
 		Expect(kube.HasCause(err, "spec.ephemeralContainers", "cannot be set on create")).To(BeTrue(),
 			"want Forbidden: cannot be set on create on spec.ephemeralContainers; got %s", kube.Rejection(err))
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("ephemeral containers cannot be set in a pod template [API-2]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		tmpl := targetPod(f, func(p *corev1.Pod) {
+			p.Spec.EphemeralContainers = []corev1.EphemeralContainer{f.DebugContainer("debugger", "")}
+		})
+		labels := map[string]string{"app": "ectest-" + f.Token}
+		one := int32(1)
+		_, err := f.Client.AppsV1().Deployments(f.Namespace).Create(ctx, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "template"},
+			Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: tmpl.Spec}},
+		}, metav1.CreateOptions{})
+		Expect(kube.HasCause(err, "spec.template.spec.ephemeralContainers", "")).To(BeTrue(),
+			"want a field error on spec.template.spec.ephemeralContainers, got %s", kube.Rejection(err))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("existing ephemeral containers can be neither changed nor removed through the subresource [API-3]", func(ctx SpecContext) {
