@@ -1,0 +1,100 @@
+package cluster_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ectest/ectest/fixtures/images/targetinfo"
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/kube"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The namespaces a kubelet gives an ephemeral container besides PID: the
+// same capabilities the CRI suite observes on the runtime alone, observed
+// here through a real kubelet and recorded in the matrix's cluster column.
+var _ = Describe("Network, IPC and filesystem through the kubelet", framework.Label(framework.LabelCluster), func() {
+	It("an ephemeral container shares the pod's network: the target's port on localhost, the pod IP and the pod's hostname [CRI-5]",
+		framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly), func(ctx SpecContext) {
+			f := newFramework(ctx, capability.NetPod)
+			skipOnWindowsNodes()
+			pod := f.RunPod(ctx, targetPod(f))
+			addEphemeral(ctx, f, pod.Name, f.DebugContainer("debugger", ""))
+			observe(f, capability.NetPod, "shared network namespace", func() {
+				out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", "http://localhost:8080/info")
+				Expect(err).NotTo(HaveOccurred(), "GET localhost:8080/info from the ephemeral container")
+				var info targetinfo.Info
+				Expect(json.Unmarshal([]byte(out), &info)).To(Succeed(), "the answer on localhost:8080: %q", out)
+				Expect(info.Token).To(Equal(f.Token+"-target"), "localhost:8080 answered for another process")
+				hostname, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "hostname")
+				Expect(err).NotTo(HaveOccurred())
+				Expect(strings.TrimSpace(hostname)).To(Equal(info.Hostname), "the ephemeral container's hostname differs from the target's")
+				Expect(strings.TrimSpace(hostname)).To(Equal(pod.Name), "the pod's hostname is its name")
+				addrs, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "ip", "-o", "addr", "show")
+				Expect(err).NotTo(HaveOccurred())
+				Expect(pod.Status.PodIP).NotTo(BeEmpty(), "the pod has no IP in its status")
+				Expect(addrs).To(ContainSubstring(" "+pod.Status.PodIP+"/"), "the pod IP is not on the ephemeral container's interfaces")
+				Expect(info.Addresses).To(ContainElement(HavePrefix(pod.Status.PodIP+"/")), "the pod IP is not on the target's interfaces")
+			})
+		}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("an ephemeral container shares the pod's System V IPC objects [CRI-5]",
+		framework.Label(string(capability.IPCPod), framework.LabelIPC, framework.LabelLinuxOnly), func(ctx SpecContext) {
+			f := newFramework(ctx, capability.IPCPod)
+			key := 0x3c7f0000 + int(f.Token[0])<<8 + int(f.Token[1])
+			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
+				p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("--shm-key=%d", key))
+			}))
+			addEphemeral(ctx, f, pod.Name, f.DebugContainer("debugger", ""))
+			observe(f, capability.IPCPod, "shared IPC namespace", func() {
+				shm, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/proc/sysvipc/shm")
+				Expect(err).NotTo(HaveOccurred())
+				var keys []string
+				for _, line := range strings.Split(shm, "\n") {
+					if fields := strings.Fields(line); len(fields) > 0 {
+						keys = append(keys, fields[0])
+					}
+				}
+				Expect(keys).To(ContainElement(strconv.Itoa(key)), "the target's SysV segment (key %d) in /proc/sysvipc/shm of the ephemeral container:\n%s", key, shm)
+			})
+		}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("an ephemeral container targeting a container reads its files through /proc/<pid>/root [CRI-6]",
+		framework.Label(string(capability.ProcRootFS), framework.LabelFilesystem, framework.LabelLinuxOnly), func(ctx SpecContext) {
+			f := newFramework(ctx, capability.ProcRootFS)
+			pod := f.RunPod(ctx, targetPod(f))
+			addEphemeral(ctx, f, pod.Name, f.DebugContainer("debugger", "target"))
+			observe(f, capability.ProcRootFS, "target's marker file read", func() {
+				procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
+				Expect(err).NotTo(HaveOccurred())
+				pid := kube.PIDOf(procs, f.TargetMarker("target"))
+				Expect(pid).NotTo(BeZero(), "the target's process is not visible:\n%s", raw)
+				path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
+				marker, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", path)
+				Expect(err).NotTo(HaveOccurred(), "cat %s: %s", path, stderr)
+				Expect(strings.TrimSpace(marker)).To(Equal(f.Token+"-target"), "%s", path)
+			})
+		}, SpecTimeout(framework.DefaultTimeouts.Spec))
+})
+
+// addEphemeral adds an ephemeral container through the subresource and waits
+// until it runs.
+func addEphemeral(ctx SpecContext, f *kube.Framework, pod string, ec corev1.EphemeralContainer) {
+	GinkgoHelper()
+	_, err := f.AddEphemeral(ctx, f.Client, pod, ec)
+	Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+	f.WaitEphemeralRunning(ctx, pod, ec.Name)
+}
+
+// skipOnWindowsNodes skips specs whose commands are written for the Linux
+// debug image (busybox) when the cluster's node runs Windows.
+func skipOnWindowsNodes() {
+	if env.Runtime.OS == "windows" {
+		Skip("this spec drives the Linux debug image (busybox); Windows debug commands come with the Windows profile's own specs")
+	}
+}
