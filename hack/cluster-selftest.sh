@@ -3,7 +3,8 @@
 # is missing (cached by version under the user cache dir), creates the
 # default cluster, checks a target pod and an ephemeral container pulled at
 # debug time, runs the cluster suite on it in parallel (every spec must pass:
-# the embedded kind cluster is expected to conform), deletes the cluster, and
+# the embedded kind cluster is expected to conform), interrupts a run with
+# Ctrl-C and checks it left nothing, deletes the cluster, and
 # fails if any kind container or network is left.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,15 @@ if [ "$code" -eq 0 ]; then
   grep -E '^(Ran|FAIL!|SUCCESS!)|\[FAIL\]' "$report/suite.log"
   sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$report/suite.log"
   echo "cluster self-test: cluster suite exit code $code after $(( $(date +%s) - start ))s"
+  # Ctrl-C in the middle of a run on the same (reused) cluster, then the
+  # run's objects must be gone and the cluster still there.
+  start=$(date +%s)
+  kubeconfig=$("$kindctl" up 2>/dev/null | tail -n 1)
+  ECTEST_SELFTEST_KUBECONFIG="$kubeconfig" $go test -count=1 -v -run 'TestClusterInterrupt' ./suites/selftest > "$report/interrupt.log" 2>&1
+  icode=$?
+  grep -E '^(--- |ok|FAIL)' "$report/interrupt.log"
+  echo "cluster self-test: Ctrl-C test exit code $icode after $(( $(date +%s) - start ))s"
+  [ "$icode" -eq 0 ] || code=$icode
 fi
 "$kindctl" down || code=1
 left=$(docker ps -a --filter "label=io.x-k8s.kind.cluster" --format '{{.Names}}')

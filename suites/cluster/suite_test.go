@@ -30,6 +30,11 @@ func TestMain(m *testing.M) {
 	if err := cfg.Validate(); err != nil {
 		framework.Exit(err)
 	}
+	if cfg.Kubeconfig != "" {
+		if _, err := kube.Probe(cfg.Kubeconfig, framework.DefaultTimeouts.RuntimeCall); err != nil {
+			framework.Exit(err)
+		}
+	}
 	os.Exit(m.Run())
 }
 

@@ -12,9 +12,8 @@ import (
 )
 
 // Bad input gets exactly one line on stderr, starting "ectest: ", and exit
-// code 2, before any environment is brought up.
+// code 2, before any environment is brought up, in both suites.
 func TestBadInputGetsOneClearLine(t *testing.T) {
-	bin := suiteBinary(t)
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -32,28 +31,42 @@ func TestBadInputGetsOneClearLine(t *testing.T) {
 	l.SetUnlinkOnClose(false)
 	l.Close()
 
+	// A kubeconfig whose server refuses connections.
+	refused := write("refused.kubeconfig", `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`)
+
 	cases := []struct {
-		name string
-		args []string
-		want string
+		name  string
+		suite string
+		args  []string
+		want  string
 	}{
-		{"endpoint that does not exist", []string{"-runtime-endpoint=unix:///nonexistent/ectest.sock"}, "no such file or directory"},
-		{"path that is not a socket", []string{"-runtime-endpoint=unix://" + write("plain", "x")}, "is not a socket"},
-		{"unknown scheme", []string{"-runtime-endpoint=tcp://127.0.0.1:1"}, `unknown scheme "tcp"`},
-		{"unreachable runtime", []string{"-runtime-endpoint=unix://" + dead}, "does not answer Version"},
-		{"unknown profile name", []string{"-profile=no-such-runtime"}, `unknown profile "no-such-runtime"`},
-		{"malformed profile file", []string{"-profile=" + write("bad-profile.yaml", "name: [unclosed")}, "malformed"},
-		{"unknown capability name", []string{"-profile=" + write("typo.yaml", "name: typo\nos: linux\ncapabilities:\n  pid-targett: supported\n")}, `unknown capability "pid-targett"`},
-		{"invalid support value", []string{"-profile=" + write("support.yaml", "name: s\nos: linux\ncapabilities:\n  pid-target: maybe\n")}, `invalid support "maybe"`},
-		{"malformed images file", []string{"-images-file=" + write("images.yaml", "linux: [")}, "images file"},
-		{"unknown image role", []string{"-images-file=" + write("roles.yaml", "linux:\n  debugger: busybox\n")}, `unknown image role "debugger"`},
-		{"unknown Windows release", []string{"-images-file=" + write("win.yaml", "windows:\n  ltsc2099:\n    debug: nanoserver\n")}, `unknown Windows release "ltsc2099"`},
-		{"missing images file", []string{"-images-file=/nonexistent/images.yaml"}, "no such file"},
+		{"endpoint that does not exist", "cri", []string{"-runtime-endpoint=unix:///nonexistent/ectest.sock"}, "no such file or directory"},
+		{"path that is not a socket", "cri", []string{"-runtime-endpoint=unix://" + write("plain", "x")}, "is not a socket"},
+		{"unknown scheme", "cri", []string{"-runtime-endpoint=tcp://127.0.0.1:1"}, `unknown scheme "tcp"`},
+		{"unreachable runtime", "cri", []string{"-runtime-endpoint=unix://" + dead}, "does not answer Version"},
+		{"unknown profile name", "cri", []string{"-profile=no-such-runtime"}, `unknown profile "no-such-runtime"`},
+		{"malformed profile file", "cri", []string{"-profile=" + write("bad-profile.yaml", "name: [unclosed")}, "malformed"},
+		{"unknown capability name", "cri", []string{"-profile=" + write("typo.yaml", "name: typo\nos: linux\ncapabilities:\n  pid-targett: supported\n")}, `unknown capability "pid-targett"`},
+		{"invalid support value", "cri", []string{"-profile=" + write("support.yaml", "name: s\nos: linux\ncapabilities:\n  pid-target: maybe\n")}, `invalid support "maybe"`},
+		{"malformed images file", "cri", []string{"-images-file=" + write("images.yaml", "linux: [")}, "images file"},
+		{"unknown image role", "cri", []string{"-images-file=" + write("roles.yaml", "linux:\n  debugger: busybox\n")}, `unknown image role "debugger"`},
+		{"unknown Windows release", "cri", []string{"-images-file=" + write("win.yaml", "windows:\n  ltsc2099:\n    debug: nanoserver\n")}, `unknown Windows release "ltsc2099"`},
+		{"missing images file", "cri", []string{"-images-file=/nonexistent/images.yaml"}, "no such file"},
+		{"unreachable cluster", "cluster", []string{"-kubeconfig=" + refused}, "does not answer"},
+		{"malformed kubeconfig", "cluster", []string{"-kubeconfig=" + write("bad.kubeconfig", "clusters: [")}, "error loading config file"},
+		{"missing kubeconfig", "cluster", []string{"-kubeconfig=/nonexistent/kubeconfig"}, "no such file"},
+		{"cluster suite, unknown profile name", "cluster", []string{"-profile=no-such-runtime"}, `unknown profile "no-such-runtime"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			cmd := exec.Command(bin, c.args...)
+			cmd := exec.Command(suiteBinary(t, c.suite), c.args...)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
 			var exitErr *exec.ExitError

@@ -8,36 +8,41 @@ import (
 	"testing"
 )
 
+// built holds the suite binaries compiled by this test run, by suite.
 var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-	buildOut  []byte
+	buildMu  sync.Mutex
+	builtDir string
+	built    = map[string]string{}
 )
 
-// suiteBinary compiles the CRI suite once per test run, as a vendor would
-// ship it (go test -c).
-func suiteBinary(t *testing.T) string {
+// suiteBinary compiles a suite ("cri" or "cluster") once per test run, as a
+// vendor would ship it (go test -c).
+func suiteBinary(t *testing.T, suite string) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if bin, ok := built[suite]; ok {
+		return bin
+	}
+	if builtDir == "" {
 		dir, err := os.MkdirTemp("", "ectest-selftest-")
 		if err != nil {
-			buildErr = err
-			return
+			t.Fatal(err)
 		}
-		binary = filepath.Join(dir, "cri.test")
-		buildOut, buildErr = exec.Command("go", "test", "-c", "-o", binary, "github.com/ectest/ectest/suites/cri").CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("build the CRI suite: %v\n%s", buildErr, buildOut)
+		builtDir = dir
 	}
-	return binary
+	bin := filepath.Join(builtDir, suite+".test")
+	if out, err := exec.Command("go", "test", "-c", "-o", bin, "github.com/ectest/ectest/suites/"+suite).CombinedOutput(); err != nil {
+		t.Fatalf("build the %s suite: %v\n%s", suite, err, out)
+	}
+	built[suite] = bin
+	return bin
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binary != "" {
-		os.RemoveAll(filepath.Dir(binary))
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
 	}
 	os.Exit(code)
 }

@@ -20,7 +20,7 @@ import (
 // no sandbox, container, containerd process or runtime state behind.
 func TestInterruptLeavesNothingBehind(t *testing.T) {
 	runs(t) // needs the host set up for the embedded runtime, as make test does
-	bin := suiteBinary(t)
+	bin := suiteBinary(t, "cri")
 	var out bytes.Buffer
 	cmd := exec.Command(bin, "-ginkgo.focus=PID namespaces", "-ginkgo.v", "-report-dir="+t.TempDir())
 	cmd.Stdout, cmd.Stderr = &out, &out

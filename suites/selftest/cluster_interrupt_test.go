@@ -1,0 +1,136 @@
+//go:build linux
+
+package selftest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// runLabel is the label every object of a cluster-suite run carries.
+const runLabel = "ectest.io/run"
+
+// Ctrl-C in the middle of a cluster-suite run, while a spec's pod runs, must
+// leave none of the run's namespaces, pods or cluster-scoped RBAC objects,
+// and must not delete a cluster the run did not create. The suite reuses
+// the default kind cluster, which hack/cluster-selftest.sh brought up and
+// names in ECTEST_SELFTEST_KUBECONFIG.
+func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
+	kubeconfig := os.Getenv("ECTEST_SELFTEST_KUBECONFIG")
+	if kubeconfig == "" {
+		t.Skip("ECTEST_SELFTEST_KUBECONFIG is not set: no cluster to interrupt a run on (make test sets it)")
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := suiteBinary(t, "cluster")
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "-ginkgo.focus=Targeting through the kubelet", "-ginkgo.v", "-ginkgo.no-color", "-report-dir="+t.TempDir())
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	// Wait until a spec of the run has a running pod in its namespace.
+	run := ""
+	deadline := time.Now().Add(5 * time.Minute)
+	for run == "" && time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("the run ended before it could be interrupted (%v):\n%s", err, out.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		run = runningPodRun(client)
+	}
+	if run == "" {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatalf("no pod of the run was running within 5 minutes:\n%s", out.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("an interrupted run exited 0")
+		}
+	case <-time.After(4 * time.Minute):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatalf("the run did not stop within 4 minutes of Ctrl-C:\n%s", out.String())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sel := metav1.ListOptions{LabelSelector: runLabel + "=" + run}
+	nss, err := client.CoreV1().Namespaces().List(ctx, sel)
+	if err != nil {
+		t.Fatalf("the cluster the run reused is gone or unreachable after Ctrl-C: %v", err)
+	}
+	for _, ns := range nss.Items {
+		t.Errorf("namespace %s (%s) left after Ctrl-C", ns.Name, ns.Status.Phase)
+	}
+	pods, err := client.CoreV1().Pods("").List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		t.Errorf("pod %s/%s left after Ctrl-C", p.Namespace, p.Name)
+	}
+	crs, err := client.RbacV1().ClusterRoles().List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range crs.Items {
+		t.Errorf("clusterrole %s left after Ctrl-C", r.Name)
+	}
+	crbs, err := client.RbacV1().ClusterRoleBindings().List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range crbs.Items {
+		t.Errorf("clusterrolebinding %s left after Ctrl-C", r.Name)
+	}
+	if t.Failed() {
+		t.Logf("suite output:\n%s", out.String())
+	}
+}
+
+// runningPodRun is the run ID of a suite namespace holding a running pod, or "".
+func runningPodRun(client kubernetes.Interface) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: runLabel})
+	if err != nil {
+		return ""
+	}
+	for _, ns := range nss.Items {
+		pods, err := client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				return ns.Labels[runLabel]
+			}
+		}
+	}
+	return ""
+}
