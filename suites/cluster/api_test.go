@@ -34,6 +34,13 @@ func getSubresource(ctx context.Context, f *kube.Framework, name string) (*corev
 	return &p, err
 }
 
+// strippableBefore names the disallowed fields that a server drops instead
+// of rejecting when the field's feature gate is off, with the first minor
+// release whose gate is locked on: InPlacePodVerticalScaling (resizePolicy)
+// went GA in 1.35, SidecarContainers (restartPolicy) in 1.33. Every other
+// disallowed field must be rejected by every server.
+var strippableBefore = map[string]int{"resizePolicy": 35, "restartPolicy": 33}
+
 func ephemeralNames(p *corev1.Pod) []string {
 	var out []string
 	for _, e := range p.Spec.EphemeralContainers {
@@ -179,10 +186,14 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 			set(&ec)
 			got, err := f.AddEphemeral(ctx, f.Client, pod.Name, ec)
 			if err == nil {
-				// Some servers drop feature-gated fields instead of rejecting
-				// them: that is acceptable only if the field is not persisted.
+				// A server whose feature gate for the field is off drops it
+				// instead of rejecting it: acceptable only for such a field,
+				// on a server old enough to have the gate off, and only if
+				// the field is not persisted.
 				Expect(persisted(&got.Spec.EphemeralContainers[0])).To(BeFalse(),
 					"the server accepted and persisted %s on an ephemeral container: %s", field, mustJSON(got.Spec.EphemeralContainers[0]))
+				Expect(serverMinor()).To(BeNumerically("<", strippableBefore[field]),
+					"server %s accepted %s on an ephemeral container without persisting it; no feature gate of this release lets it drop the field, so it must reject it", env.ServerVersion, field)
 				AddReportEntry("outcome", field+": accepted but not persisted (stripped)", ReportEntryVisibilityAlways)
 				return
 			}

@@ -3,13 +3,15 @@ package cluster_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 type auditEvent struct {
@@ -24,7 +26,7 @@ type auditEvent struct {
 }
 
 var _ = Describe("Auditing of the subresource", framework.Label(framework.LabelCluster, framework.LabelSecurity), func() {
-	It("calls to pods/ephemeralcontainers are in the audit log with the requesting user [SEC-4]", func(ctx SpecContext) {
+	It("update and patch calls to pods/ephemeralcontainers are in the audit log with the requesting user and the answer [SEC-4]", func(ctx SpecContext) {
 		if env.AuditLog == "" {
 			Skip("the audit log of a cluster given by -kubeconfig is not readable by the suite")
 		}
@@ -32,15 +34,21 @@ var _ = Describe("Auditing of the subresource", framework.Label(framework.LabelC
 		pod, err := f.CreatePod(ctx, targetPod(f))
 		Expect(err).NotTo(HaveOccurred())
 		user := "ectest-audited-" + f.Token
-		grant(ctx, f, user, "", rule("pods", "get"), rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/ephemeralcontainers"}, Verbs: []string{"update"}})
-		_, err = f.AddEphemeral(ctx, f.Impersonate(user), pod.Name, f.DebugContainer("debugger", ""))
+		grant(ctx, f, user, "", rule("pods", "get"), rule("pods/ephemeralcontainers", "update", "patch"))
+		as := f.Impersonate(user)
+		_, err = f.AddEphemeral(ctx, as, pod.Name, f.DebugContainer("updated", ""))
 		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		Eventually(ctx, func() (*auditEvent, error) {
+		patch := `{"spec":{"ephemeralContainers":[` + mustJSON(f.DebugContainer("patched", "")) + `]}}`
+		_, err = as.CoreV1().Pods(f.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "ephemeralcontainers")
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		// One line per completed call on the subresource in this namespace.
+		calls := func() ([]string, error) {
 			file, err := os.Open(env.AuditLog)
 			if err != nil {
 				return nil, err
 			}
 			defer file.Close()
+			var out []string
 			s := bufio.NewScanner(file)
 			s.Buffer(make([]byte, 1<<20), 1<<24)
 			for s.Scan() {
@@ -49,19 +57,18 @@ var _ = Describe("Auditing of the subresource", framework.Label(framework.LabelC
 					continue
 				}
 				if e.ObjectRef.Subresource == "ephemeralcontainers" && e.ObjectRef.Namespace == f.Namespace && e.Stage == "ResponseComplete" {
-					return &e, nil
+					who := e.User.Username
+					if e.Impersonated != nil {
+						who = e.Impersonated.Username
+					}
+					out = append(out, fmt.Sprintf("%s pods/%s/ephemeralcontainers by %s: %d", e.Verb, e.ObjectRef.Name, who, e.ResponseStatus.Code))
 				}
 			}
-			return nil, nil
-		}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*5).Should(SatisfyAll(
-			Not(BeNil()),
-			WithTransform(func(e *auditEvent) string { return e.Verb }, Equal("update")),
-			WithTransform(func(e *auditEvent) string {
-				if e.Impersonated != nil {
-					return e.Impersonated.Username
-				}
-				return e.User.Username
-			}, Equal(user)),
+			return out, s.Err()
+		}
+		Eventually(ctx, calls).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*5).Should(ContainElements(
+			fmt.Sprintf("update pods/%s/ephemeralcontainers by %s: 200", pod.Name, user),
+			fmt.Sprintf("patch pods/%s/ephemeralcontainers by %s: 200", pod.Name, user),
 		), "audit log %s", env.AuditLog)
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
