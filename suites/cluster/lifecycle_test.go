@@ -84,14 +84,22 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 		pod := f.RunPod(ctx, targetPod(f))
 		pod = f.WaitPod(ctx, pod.Name, "ready", func(p *corev1.Pod) bool { return conditionsSummary(p) == readySummary(p) })
 		before, beforeTarget := conditionsSummary(pod), targetSummary(pod)
-		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "ps; sleep 2; exit 3"))
+		// The ephemeral container runs until the spec tells it to exit, so
+		// the pod is checked while it runs and after it exited.
+		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "ps; while [ ! -e /tmp/exit ]; do sleep 0.2; done; exit 3"))
 		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		running := f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		Expect(conditionsSummary(running)).To(Equal(before), "pod phase or conditions changed while the ephemeral container runs")
+		_, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "touch", "/tmp/exit")
+		Expect(err).NotTo(HaveOccurred(), stderr)
 		after := f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
 			s := kube.EphemeralStatus(p, "debugger")
 			return s != nil && s.State.Terminated != nil
 		})
-		Expect(conditionsSummary(after)).To(Equal(before), "pod phase or conditions changed")
+		Expect(kube.EphemeralStatus(after, "debugger").State.Terminated.ExitCode).To(BeEquivalentTo(3))
+		Expect(conditionsSummary(after)).To(Equal(before), "pod phase or conditions changed after the ephemeral container exited")
 		observe(f, capability.NoSideEffects, "target unchanged", func() {
+			Expect(targetSummary(running)).To(Equal(beforeTarget), "the target container was affected while the ephemeral container ran")
 			Expect(targetSummary(after)).To(Equal(beforeTarget), "the target container was affected")
 		})
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
