@@ -208,3 +208,32 @@ func truncate(s string, n int) string {
 	}
 	return s[:n-3] + "..."
 }
+
+// Subject is what a suite run judged: the runtime and its declared profile.
+type Subject struct {
+	Runtime  capability.RuntimeInfo
+	Profile  string
+	Declared map[capability.Name]capability.Support
+}
+
+// WriteSuite writes a suite run's reports: JUnit, JSON and the capability
+// matrix of its layer, computed from the specs' observations. With a nil
+// subject (the environment never came up) the matrix is empty. It returns
+// the matrix as a text table for the console ("" when empty).
+func WriteSuite(dir string, r types.Report, s *Subject, layer capability.Layer) (string, error) {
+	m := capability.Matrix{}
+	if s != nil {
+		obs, err := Observations(r)
+		if err != nil {
+			return "", err
+		}
+		m = capability.Compute(s.Runtime, s.Profile, s.Declared, []capability.Layer{layer}, obs)
+	}
+	if err := Write(dir, r, m); err != nil {
+		return "", err
+	}
+	if s == nil {
+		return "", nil
+	}
+	return Table(m) + "reports in " + dir + "\n", nil
+}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/ectest/ectest/framework"
@@ -26,26 +25,16 @@ var cfg framework.Config
 func init() { framework.RegisterFlags(flag.CommandLine, &cfg) }
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if err := cfg.Validate(); err != nil {
-		framework.Exit(err)
-	}
-	if cfg.Kubeconfig != "" {
-		if _, err := kube.Probe(cfg.Kubeconfig, framework.DefaultTimeouts.RuntimeCall); err != nil {
-			framework.Exit(err)
+	framework.Main(m, &cfg, func(c *framework.Config) error {
+		if c.Kubeconfig == "" {
+			return nil // the suite's own kind cluster, made in BeforeSuite
 		}
-	}
-	os.Exit(m.Run())
+		_, err := kube.Probe(c.Kubeconfig, framework.DefaultTimeouts.RuntimeCall)
+		return err
+	})
 }
 
-func TestCluster(t *testing.T) {
-	RegisterFailHandler(Fail)
-	suiteConfig, reporterConfig := GinkgoConfiguration()
-	if suiteConfig.LabelFilter == "" {
-		suiteConfig.LabelFilter = "!" + framework.LabelBenchmark
-	}
-	RunSpecs(t, "ectest cluster conformance", suiteConfig, reporterConfig)
-}
+func TestCluster(t *testing.T) { framework.RunSuite(t, "ectest cluster conformance") }
 
 var (
 	handle  *environment.ClusterHandle
@@ -53,11 +42,7 @@ var (
 	session *kube.Session
 )
 
-var _ = ReportBeforeSuite(func(r Report) {
-	if err := framework.CheckSpecLabels(r); err != nil {
-		Fail(err.Error())
-	}
-})
+var _ = ReportBeforeSuite(framework.CheckLabelsBeforeSuite)
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	h, err := environment.UpCluster(ctx, &cfg, framework.NewRunID(), func(format string, args ...any) {
@@ -89,16 +74,13 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 }, NodeTimeout(framework.DefaultTimeouts.Cleanup*3))
 
 var _ = ReportAfterSuite("ectest reports", func(r Report) {
-	m := capability.Matrix{}
+	var subject *report.Subject
 	if env != nil {
-		obs, err := report.Observations(r)
-		Expect(err).NotTo(HaveOccurred())
-		m = capability.Compute(env.Runtime, env.Profile.Name, env.Profile.Capabilities, []capability.Layer{capability.LayerCluster}, obs)
+		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities}
 	}
-	Expect(report.Write(cfg.ReportDir, r, m)).To(Succeed())
-	if env != nil {
-		fmt.Print("\n" + report.Table(m) + "reports in " + cfg.ReportDir + "\n")
-	}
+	table, err := report.WriteSuite(cfg.ReportDir, r, subject, capability.LayerCluster)
+	Expect(err).NotTo(HaveOccurred())
+	fmt.Print("\n" + table)
 })
 
 // newFramework creates the spec's namespace (deleted when the spec ends)

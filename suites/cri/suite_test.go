@@ -7,7 +7,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/ectest/ectest/framework"
@@ -26,33 +25,23 @@ var cfg framework.Config
 func init() { framework.RegisterFlags(flag.CommandLine, &cfg) }
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if err := cfg.Validate(); err != nil {
-		framework.Exit(err)
-	}
-	for _, ep := range []string{cfg.RuntimeEndpoint, cfg.ImageEndpoint} {
-		if ep == "" {
-			continue
+	framework.Main(m, &cfg, func(c *framework.Config) error {
+		for _, ep := range []string{c.RuntimeEndpoint, c.ImageEndpoint} {
+			if ep == "" {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), framework.DefaultTimeouts.RuntimeCall)
+			_, err := cri.Probe(ctx, ep)
+			cancel()
+			if err != nil {
+				return err
+			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), framework.DefaultTimeouts.RuntimeCall)
-		_, err := cri.Probe(ctx, ep)
-		cancel()
-		if err != nil {
-			framework.Exit(err)
-		}
-	}
-	os.Exit(m.Run())
+		return nil
+	})
 }
 
-func TestCRI(t *testing.T) {
-	RegisterFailHandler(Fail)
-	suiteConfig, reporterConfig := GinkgoConfiguration()
-	if suiteConfig.LabelFilter == "" {
-		// Benchmarks run only when asked for (make benchmark).
-		suiteConfig.LabelFilter = "!" + framework.LabelBenchmark
-	}
-	RunSpecs(t, "ectest CRI conformance", suiteConfig, reporterConfig)
-}
+func TestCRI(t *testing.T) { framework.RunSuite(t, "ectest CRI conformance") }
 
 var (
 	// handle is process 1's: it owns the registry and the embedded runtime.
@@ -62,11 +51,7 @@ var (
 	session *cri.Session
 )
 
-var _ = ReportBeforeSuite(func(r Report) {
-	if err := framework.CheckSpecLabels(r); err != nil {
-		Fail(err.Error())
-	}
-})
+var _ = ReportBeforeSuite(framework.CheckLabelsBeforeSuite)
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	h, err := environment.Up(ctx, &cfg, framework.NewRunID())
@@ -100,16 +85,13 @@ var _ = SynchronizedAfterSuite(func() {
 }, NodeTimeout(framework.DefaultTimeouts.Cleanup*2))
 
 var _ = ReportAfterSuite("ectest reports", func(r Report) {
-	m := capability.Matrix{}
+	var subject *report.Subject
 	if env != nil {
-		obs, err := report.Observations(r)
-		Expect(err).NotTo(HaveOccurred())
-		m = capability.Compute(env.Runtime, env.Profile.Name, env.Profile.Capabilities, []capability.Layer{capability.LayerCRI}, obs)
+		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities}
 	}
-	Expect(report.Write(cfg.ReportDir, r, m)).To(Succeed())
-	if env != nil {
-		fmt.Print("\n" + report.Table(m) + "reports in " + cfg.ReportDir + "\n")
-	}
+	table, err := report.WriteSuite(cfg.ReportDir, r, subject, capability.LayerCRI)
+	Expect(err).NotTo(HaveOccurred())
+	fmt.Print("\n" + table)
 })
 
 // newFramework is a spec's framework, bound to this process's session. The
