@@ -207,6 +207,16 @@ func (f *Framework) WaitEphemeralRunning(ctx context.Context, pod, name string) 
 	})
 }
 
+// RunEphemeral adds an ephemeral container as the spec's admin and waits
+// until it runs; a refusal fails the spec with the server's answer.
+func (f *Framework) RunEphemeral(ctx context.Context, pod string, ec corev1.EphemeralContainer) *corev1.Pod {
+	ginkgo.GinkgoHelper()
+	if _, err := f.AddEphemeral(ctx, f.Client, pod, ec); err != nil {
+		ginkgo.Fail(fmt.Sprintf("add ephemeral container %s to pod %s: %s", ec.Name, pod, Rejection(err)))
+	}
+	return f.WaitEphemeralRunning(ctx, pod, ec.Name)
+}
+
 // Logs returns a container's log through the API server.
 func (f *Framework) Logs(ctx context.Context, pod, container string) (string, error) {
 	b, err := f.Client.CoreV1().Pods(f.Namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)

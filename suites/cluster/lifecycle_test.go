@@ -86,9 +86,7 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 		before, beforeTarget := conditionsSummary(pod), targetSummary(pod)
 		// The ephemeral container runs until the spec tells it to exit, so
 		// the pod is checked while it runs and after it exited.
-		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "ps; while [ ! -e /tmp/exit ]; do sleep 0.2; done; exit 3"))
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		running := f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		running := f.RunEphemeral(ctx, pod.Name, exitingDebugger(f, "debugger", "ps; while [ ! -e /tmp/exit ]; do sleep 0.2; done; exit 3"))
 		Expect(conditionsSummary(running)).To(Equal(before), "pod phase or conditions changed while the ephemeral container runs")
 		_, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "touch", "/tmp/exit")
 		Expect(err).NotTo(HaveOccurred(), stderr)
@@ -111,9 +109,7 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 		Expect(err).NotTo(HaveOccurred())
 		ec := f.DebugContainer("debugger", "target")
 		ec.Image = ref
-		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		got := f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		got := f.RunEphemeral(ctx, pod.Name, ec)
 		observe(f, capability.PullAtDebugTime, "pulled at debug time", func() {
 			s := kube.EphemeralStatus(got, "debugger")
 			digest := ref[strings.Index(ref, "@")+1:]

@@ -24,7 +24,7 @@ var _ = Describe("Network, IPC and filesystem through the kubelet", framework.La
 			f := newFramework(ctx, capability.NetPod)
 			skipOnWindowsNodes()
 			pod := f.RunPod(ctx, targetPod(f))
-			addEphemeral(ctx, f, pod.Name, f.DebugContainer("debugger", ""))
+			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
 			observe(f, capability.NetPod, "shared network namespace", func() {
 				out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", "http://localhost:8080/info")
 				Expect(err).NotTo(HaveOccurred(), "GET localhost:8080/info from the ephemeral container")
@@ -50,7 +50,7 @@ var _ = Describe("Network, IPC and filesystem through the kubelet", framework.La
 			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
 				p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("--shm-key=%d", key))
 			}))
-			addEphemeral(ctx, f, pod.Name, f.DebugContainer("debugger", ""))
+			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
 			observe(f, capability.IPCPod, "shared IPC namespace", func() {
 				shm, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/proc/sysvipc/shm")
 				Expect(err).NotTo(HaveOccurred())
@@ -68,7 +68,7 @@ var _ = Describe("Network, IPC and filesystem through the kubelet", framework.La
 		framework.Label(string(capability.ProcRootFS), framework.LabelFilesystem, framework.LabelLinuxOnly), func(ctx SpecContext) {
 			f := newFramework(ctx, capability.ProcRootFS)
 			pod := f.RunPod(ctx, targetPod(f))
-			addEphemeral(ctx, f, pod.Name, f.DebugContainer("debugger", "target"))
+			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
 			observe(f, capability.ProcRootFS, "target's marker file read", func() {
 				procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
 				Expect(err).NotTo(HaveOccurred())
@@ -81,15 +81,6 @@ var _ = Describe("Network, IPC and filesystem through the kubelet", framework.La
 			})
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
-
-// addEphemeral adds an ephemeral container through the subresource and waits
-// until it runs.
-func addEphemeral(ctx SpecContext, f *kube.Framework, pod string, ec corev1.EphemeralContainer) {
-	GinkgoHelper()
-	_, err := f.AddEphemeral(ctx, f.Client, pod, ec)
-	Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-	f.WaitEphemeralRunning(ctx, pod, ec.Name)
-}
 
 // skipOnWindowsNodes skips specs whose commands are written for the Linux
 // debug image (busybox) when the cluster's node runs Windows.

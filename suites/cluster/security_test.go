@@ -28,9 +28,7 @@ var _ = Describe("Debugging another user's process through the kubelet", framewo
 			ec := f.DebugContainer("debugger", "target")
 			root := int64(0)
 			ec.SecurityContext = &corev1.SecurityContext{RunAsUser: &root, Capabilities: &corev1.Capabilities{Add: caps}}
-			_, err := f.AddEphemeral(ctx, f.Client, pod.Name, ec)
-			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-			f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+			f.RunEphemeral(ctx, pod.Name, ec)
 			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
 			Expect(err).NotTo(HaveOccurred())
 			pid := kube.PIDOf(procs, f.TargetMarker("target"))

@@ -31,9 +31,7 @@ var _ = Describe("User stories on a cluster", framework.Label(framework.LabelClu
 		pod := f.RunPod(ctx, targetPod(f))
 		_, _, err = f.Exec(ctx, pod.Name, "target", nil, false, "sh", "-c", "true")
 		Expect(err).To(HaveOccurred(), "the target image must have no shell")
-		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", "target"))
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
 		observe(f, capability.StoryOps, "every step worked", func() {
 			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
 			Expect(err).NotTo(HaveOccurred())

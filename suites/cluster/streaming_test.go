@@ -6,7 +6,6 @@ import (
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
-	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -15,9 +14,7 @@ var _ = Describe("Streaming into ephemeral containers through the API server", f
 	It("exec into an ephemeral container by name [API-10] [CRI-8]", func(ctx SpecContext) {
 		f := newFramework(ctx)
 		pod := f.RunPod(ctx, targetPod(f))
-		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", "target"))
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
 		observe(f, capability.Exec, "exec through the API server works", func() {
 			out, stderr, err := f.Exec(ctx, pod.Name, "debugger", strings.NewReader("hello-"+f.Token), false, "cat")
 			Expect(err).NotTo(HaveOccurred(), stderr)
@@ -30,9 +27,7 @@ var _ = Describe("Streaming into ephemeral containers through the API server", f
 		pod := f.RunPod(ctx, targetPod(f))
 		ec := f.DebugContainer("debugger", "target")
 		ec.Command, ec.Stdin, ec.StdinOnce, ec.TTY = []string{"sh"}, true, true, true
-		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, ec)
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+		f.RunEphemeral(ctx, pod.Name, ec)
 		// Keep stdin open until the shell answered: closing a TTY's stdin hangs it up.
 		r, w := io.Pipe()
 		go func() {

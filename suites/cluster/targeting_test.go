@@ -24,9 +24,7 @@ var _ = Describe("Targeting through the kubelet", framework.Label(framework.Labe
 				p.Spec.ShareProcessNamespace = &share
 				p.Spec.Containers = append(p.Spec.Containers, f.TargetContainer("sibling", 8081))
 			}))
-			_, err := f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", target))
-			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-			f.WaitEphemeralRunning(ctx, pod.Name, "debugger")
+			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
 			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
 			Expect(err).NotTo(HaveOccurred())
 			m := cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Siblings: []string{f.TargetMarker("sibling")}, Helpers: cri.DebugHelpers}
