@@ -3,11 +3,8 @@
 package selftest
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,43 +36,12 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := suiteBinary(t, "cluster")
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "-ginkgo.focus=Targeting through the kubelet", "-ginkgo.v", "-ginkgo.no-color", "-report-dir="+t.TempDir())
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-
-	// Wait until a spec of the run has a running pod in its namespace.
+	// Ctrl-C once a spec of the run has a running pod in its namespace.
 	run := ""
-	deadline := time.Now().Add(5 * time.Minute)
-	for run == "" && time.Now().Before(deadline) {
-		select {
-		case err := <-done:
-			t.Fatalf("the run ended before it could be interrupted (%v):\n%s", err, out.String())
-		case <-time.After(200 * time.Millisecond):
-		}
+	out := interruptRun(t, bin, []string{"-ginkgo.focus=Targeting through the kubelet", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}, func() bool {
 		run = runningPodRun(client)
-	}
-	if run == "" {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatalf("no pod of the run was running within 5 minutes:\n%s", out.String())
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Errorf("an interrupted run exited 0")
-		}
-	case <-time.After(4 * time.Minute):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatalf("the run did not stop within 4 minutes of Ctrl-C:\n%s", out.String())
-	}
+		return run != ""
+	}, "a running pod of the run", 5*time.Minute, 4*time.Minute)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

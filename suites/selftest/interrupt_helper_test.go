@@ -1,0 +1,55 @@
+//go:build linux
+
+package selftest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// interruptRun starts a suite binary, sends it Ctrl-C (SIGINT) as soon as
+// ready reports that a spec has something to clean up, and waits for it to
+// exit, which must be non-zero. It returns the run's output.
+func interruptRun(t *testing.T, bin string, args []string, ready func() bool, what string, within, stopWithin time.Duration) *bytes.Buffer {
+	t.Helper()
+	out := &bytes.Buffer{}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+
+	deadline := time.Now().Add(within)
+	for !ready() {
+		if time.Now().After(deadline) {
+			kill()
+			t.Fatalf("%s did not happen within %s:\n%s", what, within, out.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the run ended before it could be interrupted (%v):\n%s", err, out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("an interrupted run exited 0")
+		}
+	case <-time.After(stopWithin):
+		kill()
+		t.Fatalf("the run did not stop within %s of Ctrl-C:\n%s", stopWithin, out.String())
+	}
+	return out
+}
