@@ -42,6 +42,18 @@ func getSubresource(ctx context.Context, f *kube.Framework, name string) (*corev
 // disallowed field must be rejected by every server.
 var strippableBefore = map[string]int{"resizePolicy": 35, "restartPolicy": 33}
 
+// podWithEphemeral creates the target pod and adds an ephemeral container
+// named name through the subresource, without waiting for either to run:
+// the API specs judge the server, not the kubelet.
+func podWithEphemeral(ctx context.Context, f *kube.Framework, name string) *corev1.Pod {
+	GinkgoHelper()
+	pod, err := f.CreatePod(ctx, targetPod(f))
+	Expect(err).NotTo(HaveOccurred())
+	_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer(name, ""))
+	Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+	return pod
+}
+
 func ephemeralNames(p *corev1.Pod) []string {
 	var out []string
 	for _, e := range p.Spec.EphemeralContainers {
@@ -91,10 +103,7 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 
 	It("a plain update of the pod can neither add, change nor remove ephemeral containers [API-1]", func(ctx SpecContext) {
 		f := newFramework(ctx)
-		pod, err := f.CreatePod(ctx, targetPod(f))
-		Expect(err).NotTo(HaveOccurred())
-		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", ""))
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		pod := podWithEphemeral(ctx, f, "debugger")
 		pods := f.Client.CoreV1().Pods(f.Namespace)
 		attempts := map[string]func(*corev1.Pod){
 			"add": func(p *corev1.Pod) {
@@ -152,10 +161,7 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 
 	It("existing ephemeral containers can be neither changed nor removed through the subresource [API-3]", func(ctx SpecContext) {
 		f := newFramework(ctx)
-		pod, err := f.CreatePod(ctx, targetPod(f))
-		Expect(err).NotTo(HaveOccurred())
-		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", ""))
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		pod := podWithEphemeral(ctx, f, "debugger")
 		pods := f.Client.CoreV1().Pods(f.Namespace)
 		for what, mutate := range map[string]func(*corev1.Pod){
 			"change": func(p *corev1.Pod) { p.Spec.EphemeralContainers[0].Command = []string{"sh", "-c", "exit 0"} },
