@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"testing"
@@ -26,22 +27,20 @@ func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
 	os.Exit(m.Run())
 }
 
-// RunSuite runs a suite's specs. Benchmarks run only when a label filter
-// asks for them (make benchmark).
+// RunSuite runs a suite's specs. Before anything runs, it checks the spec
+// tree: every label registered (a misspelt capability, say) and every spec
+// naming at least one requirement, and only known ones, so that reports
+// and coverage cannot be silently wrong. Benchmarks run only when a label
+// filter asks for them (make benchmark).
 func RunSuite(t *testing.T, description string) bool {
 	gomega.RegisterFailHandler(ginkgo.Fail)
+	preview := ginkgo.PreviewSpecs(description)
+	if err := errors.Join(CheckSpecLabels(preview), CheckSpecRequirements(preview)); err != nil {
+		t.Fatalf("the spec tree is inconsistent:\n%v", err)
+	}
 	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
 	if suiteConfig.LabelFilter == "" {
 		suiteConfig.LabelFilter = "!" + LabelBenchmark
 	}
 	return ginkgo.RunSpecs(t, description, suiteConfig, reporterConfig)
-}
-
-// CheckLabelsBeforeSuite fails the run before any spec when a spec carries a
-// label outside the registry (a misspelt capability, say). Suites register
-// it with ReportBeforeSuite.
-func CheckLabelsBeforeSuite(r ginkgo.Report) {
-	if err := CheckSpecLabels(r); err != nil {
-		ginkgo.Fail(err.Error())
-	}
 }

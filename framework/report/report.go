@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
@@ -26,18 +26,6 @@ const (
 	MatrixMDFile   = "matrix.md"
 )
 
-var requirementID = regexp.MustCompile(`\[((?:API|LIFE|SEC|CRI|WIN|SKEW|STORY)-[A-Z0-9]+)\]`)
-
-// Requirements extracts the requirement IDs a spec names in its text
-// ("... [CRI-2]").
-func Requirements(text string) []string {
-	var out []string
-	for _, m := range requirementID.FindAllStringSubmatch(text, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
-
 // Observations collects every spec's observations from the merged report.
 func Observations(r types.Report) ([]capability.SpecObservations, error) {
 	var out []capability.SpecObservations
@@ -47,7 +35,7 @@ func Observations(r types.Report) ([]capability.SpecObservations, error) {
 			continue
 		}
 		so := capability.SpecObservations{Spec: capability.SpecRef{
-			Name: s.FullText(), State: s.State.String(), Requirements: Requirements(s.FullText()),
+			Name: s.FullText(), State: s.State.String(), Requirements: framework.RequirementIDs(s.FullText()),
 		}}
 		for _, e := range s.ReportEntries {
 			if e.Name != capability.ReportEntryName {
@@ -73,7 +61,8 @@ func Observations(r types.Report) ([]capability.SpecObservations, error) {
 	return out, errors.Join(errs...)
 }
 
-// Write writes all four reports into dir and returns the matrix.
+// Write writes the reports into dir: JUnit, JSON, the matrix and the
+// requirement coverage.
 func Write(dir string, r types.Report, m capability.Matrix) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -82,6 +71,7 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 	errs = append(errs, reporters.GenerateJUnitReportWithConfig(r, filepath.Join(dir, JUnitFile), reporters.JunitReportConfig{OmitLeafNodeType: true}))
 	errs = append(errs, reporters.GenerateJSONReport(r, filepath.Join(dir, JSONFile)))
 	errs = append(errs, WriteMatrix(dir, m))
+	errs = append(errs, WriteCoverage(dir, ComputeCoverage(r)))
 	return errors.Join(errs...)
 }
 

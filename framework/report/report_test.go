@@ -47,13 +47,6 @@ func TestMarkdownAndTable(t *testing.T) {
 	}
 }
 
-func TestRequirements(t *testing.T) {
-	got := Requirements("a spec [CRI-4] [SKEW-3] and [STORY-OPS], not [FOO-1] or CRI-2")
-	if strings.Join(got, ",") != "CRI-4,SKEW-3,STORY-OPS" {
-		t.Errorf("Requirements = %v", got)
-	}
-}
-
 func TestObservationsFromReport(t *testing.T) {
 	o := capability.Observation{Capability: capability.PIDTarget, Outcome: capability.Works, Observed: "target namespace"}
 	local := types.ReportEntry{Name: capability.ReportEntryName, Value: types.WrapEntryValue(o)}
@@ -138,5 +131,31 @@ func TestMergeSideBySide(t *testing.T) {
 	back, err := ReadMatrix(dir)
 	if err != nil || len(back.Layers) != 2 {
 		t.Errorf("round trip: %+v %v", back.Layers, err)
+	}
+}
+
+func TestCoverage(t *testing.T) {
+	spec := func(text string, st types.SpecState) types.SpecReport {
+		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: text, State: st}
+	}
+	cri := ComputeCoverage(types.Report{SuiteDescription: "cri", SpecReports: types.SpecReports{
+		spec("targets [CRI-2]", types.SpecStatePassed), spec("unknown mode [CRI-4] [SKEW-3]", types.SpecStateFailed),
+	}})
+	cluster := ComputeCoverage(types.Report{SuiteDescription: "cluster", SpecReports: types.SpecReports{
+		spec("kubelet targets [CRI-2] [CRI-7]", types.SpecStateSkipped),
+	}})
+	c := MergeCoverage(cri, cluster)
+	got := map[string]string{}
+	for _, r := range c.Requirements {
+		got[r.ID] = r.Result()
+	}
+	for id, want := range map[string]string{"CRI-2": "1 passed, 1 skipped", "CRI-4": "1 failed", "CRI-7": "1 skipped", "API-1": "not covered"} {
+		if got[id] != want {
+			t.Errorf("%s: got %q, want %q", id, got[id], want)
+		}
+	}
+	md := CoverageMarkdown(c)
+	if !strings.Contains(md, "| CRI-2 |") || !strings.Contains(md, "Not covered by this run: API-1,") || !strings.Contains(md, "- failed: unknown mode [CRI-4] [SKEW-3] (cri)") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }

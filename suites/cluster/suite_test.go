@@ -42,8 +42,6 @@ var (
 	session *kube.Session
 )
 
-var _ = ReportBeforeSuite(framework.CheckLabelsBeforeSuite)
-
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	h, err := environment.UpCluster(ctx, &cfg, framework.NewRunID(), func(format string, args ...any) {
 		fmt.Fprintf(GinkgoWriter, format+"\n", args...)
@@ -74,6 +72,9 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 }, NodeTimeout(framework.DefaultTimeouts.Cleanup*3))
 
 var _ = ReportAfterSuite("ectest reports", func(r Report) {
+	if r.SuiteConfig.DryRun {
+		return // a preview or --dry-run: nothing ran, nothing to report
+	}
 	var subject *report.Subject
 	if env != nil {
 		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities}

@@ -51,8 +51,6 @@ var (
 	session *cri.Session
 )
 
-var _ = ReportBeforeSuite(framework.CheckLabelsBeforeSuite)
-
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	h, err := environment.Up(ctx, &cfg, framework.NewRunID())
 	if err != nil {
@@ -85,6 +83,9 @@ var _ = SynchronizedAfterSuite(func() {
 }, NodeTimeout(framework.DefaultTimeouts.Cleanup*2))
 
 var _ = ReportAfterSuite("ectest reports", func(r Report) {
+	if r.SuiteConfig.DryRun {
+		return // a preview or --dry-run: nothing ran, nothing to report
+	}
 	var subject *report.Subject
 	if env != nil {
 		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities}
