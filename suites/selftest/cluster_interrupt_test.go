@@ -35,14 +35,33 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := suiteBinary(t, "cluster")
-	// Ctrl-C once a spec of the run has a running pod in its namespace.
-	run := ""
-	out := interruptRun(t, bin, []string{"-ginkgo.focus=Targeting through the kubelet", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}, func() bool {
-		run = runningPodRun(client)
-		return run != ""
-	}, "a running pod of the run", 5*time.Minute, 4*time.Minute)
+	for _, c := range []struct {
+		name string
+		argv func(t *testing.T) []string
+	}{
+		{"serial suite binary", func(t *testing.T) []string {
+			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=Targeting through the kubelet", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}
+		}},
+		{"ginkgo -p", func(t *testing.T) []string {
+			return []string{"go", "tool", "ginkgo", "-p", "--procs=3", "--no-color", "--focus=Targeting through the kubelet", "../cluster", "--", "-report-dir=" + t.TempDir()}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Ctrl-C once a spec of the run has a running pod in its namespace.
+			run := ""
+			out := interruptRun(t, c.argv(t), func() bool {
+				run = runningPodRun(client)
+				return run != ""
+			}, "a running pod of the run", 5*time.Minute, 4*time.Minute)
+			checkRunLeftNothing(t, client, run, out.String())
+		})
+	}
+}
 
+// checkRunLeftNothing fails for every namespace, pod or cluster RBAC object
+// of the run still in the cluster.
+func checkRunLeftNothing(t *testing.T, client kubernetes.Interface, run, output string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sel := metav1.ListOptions{LabelSelector: runLabel + "=" + run}
@@ -75,7 +94,7 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 		t.Errorf("clusterrolebinding %s left after Ctrl-C", r.Name)
 	}
 	if t.Failed() {
-		t.Logf("suite output:\n%s", out.String())
+		t.Logf("suite output:\n%s", output)
 	}
 }
 

@@ -4,20 +4,22 @@ package selftest
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// interruptRun starts a suite binary, sends it Ctrl-C (SIGINT) as soon as
-// ready reports that a spec has something to clean up, and waits for it to
-// exit, which must be non-zero. It returns the run's output.
-func interruptRun(t *testing.T, bin string, args []string, ready func() bool, what string, within, stopWithin time.Duration) *bytes.Buffer {
+// interruptRun starts a command (a suite binary, or the Ginkgo CLI running
+// one in parallel), sends Ctrl-C as soon as ready reports that a spec has
+// something to clean up, and waits for it to exit, which must be non-zero.
+// Like a terminal's Ctrl-C, SIGINT goes to the command's whole process
+// group: with the Ginkgo CLI, every parallel process gets it. It returns
+// the run's output.
+func interruptRun(t *testing.T, argv []string, ready func() bool, what string, within, stopWithin time.Duration) *bytes.Buffer {
 	t.Helper()
 	out := &bytes.Buffer{}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -39,7 +41,7 @@ func interruptRun(t *testing.T, bin string, args []string, ready func() bool, wh
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	select {
