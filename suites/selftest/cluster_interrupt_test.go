@@ -17,8 +17,9 @@ import (
 // runLabel is the label every object of a cluster-suite run carries.
 const runLabel = "ectest.io/run"
 
-// Ctrl-C in the middle of a cluster-suite run, while a spec's pod runs, must
-// leave none of the run's namespaces, pods or cluster-scoped RBAC objects,
+// Ctrl-C in the middle of a cluster-suite run, while a spec's pod runs, and a
+// suite timeout running out mid-spec, must leave none of the run's
+// namespaces, pods or cluster-scoped RBAC objects,
 // and must not delete a cluster the run did not create. The suite reuses
 // the default kind cluster, which hack/cluster-selftest.sh brought up and
 // names in ECTEST_SELFTEST_KUBECONFIG.
@@ -36,20 +37,26 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name string
-		argv func(t *testing.T) []string
+		name   string
+		signal bool
+		argv   func(t *testing.T) []string
 	}{
-		{"serial suite binary", func(t *testing.T) []string {
+		{"serial suite binary", true, func(t *testing.T) []string {
 			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=Targeting through the kubelet", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}
 		}},
-		{"ginkgo -p", func(t *testing.T) []string {
+		{"ginkgo -p", true, func(t *testing.T) []string {
 			return []string{"go", "tool", "ginkgo", "-p", "--procs=3", "--no-color", "--focus=Targeting through the kubelet", "../cluster", "--", "-report-dir=" + t.TempDir()}
+		}},
+		// No signal: the suite's own timeout runs out in the middle of the
+		// LIFE-2 specs (about 30 s each, serial).
+		{"suite timeout", false, func(t *testing.T) []string {
+			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=never restarted", "-ginkgo.timeout=45s", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// Ctrl-C once a spec of the run has a running pod in its namespace.
 			run := ""
-			out := interruptRun(t, c.argv(t), func() bool {
+			out := interruptRun(t, c.argv(t), c.signal, func() bool {
 				run = runningPodRun(client)
 				return run != ""
 			}, "a running pod of the run", 5*time.Minute, 4*time.Minute)

@@ -19,7 +19,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	runs(t) // needs the host set up for the embedded runtime, as make test does
 	bin := suiteBinary(t, "cri")
 	// Ctrl-C once a spec has a sandbox running in the embedded runtime.
-	out := interruptRun(t, []string{bin, "-ginkgo.focus=PID namespaces", "-ginkgo.v", "-report-dir=" + t.TempDir()}, func() bool {
+	out := interruptRun(t, []string{bin, "-ginkgo.focus=PID namespaces", "-ginkgo.v", "-report-dir=" + t.TempDir()}, true, func() bool {
 		socks, _ := filepath.Glob("/var/lib/ectest/embedded/*/containerd.sock")
 		for _, s := range socks {
 			if sandboxes(s) > 0 {
