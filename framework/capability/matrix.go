@@ -45,6 +45,10 @@ type Matrix struct {
 	Profile string      `json:"profile"`
 	Layers  []Layer     `json:"layers"`
 	Rows    []Row       `json:"rows"`
+	// LayerRuntimes is set on merged matrices: the runtime each layer was
+	// observed on (the embedded containerd for cri, the kind node's for
+	// cluster, say), which need not be the same runtime or version.
+	LayerRuntimes map[Layer]RuntimeInfo `json:"layerRuntimes,omitempty"`
 }
 
 // SpecObservations are the observations one spec recorded, with its outcome.

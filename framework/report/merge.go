@@ -24,7 +24,7 @@ func ReadMatrix(dir string) (capability.Matrix, error) {
 
 // Merge puts several suites' matrices side by side: one row per capability,
 // one pair of columns per layer. The runtime and profile are the first
-// matrix's that has them.
+// matrix's that has them; each layer keeps the runtime it was observed on.
 func Merge(ms ...capability.Matrix) capability.Matrix {
 	var out capability.Matrix
 	rows := map[capability.Name]*capability.Row{}
@@ -33,6 +33,15 @@ func Merge(ms ...capability.Matrix) capability.Matrix {
 			out.Runtime, out.Profile = m.Runtime, m.Profile
 		}
 		out.Layers = append(out.Layers, m.Layers...)
+		for _, l := range m.Layers {
+			if out.LayerRuntimes == nil {
+				out.LayerRuntimes = map[capability.Layer]capability.RuntimeInfo{}
+			}
+			out.LayerRuntimes[l] = m.Runtime
+			if rt, ok := m.LayerRuntimes[l]; ok {
+				out.LayerRuntimes[l] = rt
+			}
+		}
 		for _, r := range m.Rows {
 			row := rows[r.Capability]
 			if row == nil {

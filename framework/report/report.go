@@ -79,8 +79,15 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 func Markdown(m capability.Matrix) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Capability matrix\n\n")
-	fmt.Fprintf(&b, "- runtime: %s %s (CRI %s)%s\n", m.Runtime.Name, m.Runtime.Version, m.Runtime.APIVersion, embeddedNote(m.Runtime))
-	fmt.Fprintf(&b, "- endpoint: `%s` (%s)\n", m.Runtime.Endpoint, m.Runtime.OS)
+	if layered(m) {
+		for _, l := range m.Layers {
+			rt := m.LayerRuntimes[l]
+			fmt.Fprintf(&b, "- %s layer: %s %s (CRI %s)%s, endpoint `%s` (%s)\n", l, rt.Name, rt.Version, rt.APIVersion, embeddedNote(rt), rt.Endpoint, rt.OS)
+		}
+	} else {
+		fmt.Fprintf(&b, "- runtime: %s %s (CRI %s)%s\n", m.Runtime.Name, m.Runtime.Version, m.Runtime.APIVersion, embeddedNote(m.Runtime))
+		fmt.Fprintf(&b, "- endpoint: `%s` (%s)\n", m.Runtime.Endpoint, m.Runtime.OS)
+	}
 	fmt.Fprintf(&b, "- profile: %s\n", m.Profile)
 	if nc := m.Nonconformant(); len(nc) > 0 {
 		fmt.Fprintf(&b, "- **nonconformant: %d** (%s)\n", len(nc), joinNames(nc))
@@ -158,7 +165,15 @@ func Table(m capability.Matrix) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Capability matrix: %s %s (CRI %s), profile %s\n", m.Runtime.Name, m.Runtime.Version, m.Runtime.APIVersion, m.Profile)
+	if layered(m) {
+		fmt.Fprintf(&b, "Capability matrix, profile %s\n", m.Profile)
+		for _, l := range m.Layers {
+			rt := m.LayerRuntimes[l]
+			fmt.Fprintf(&b, "  %s layer: %s %s (CRI %s)%s\n", l, rt.Name, rt.Version, rt.APIVersion, embeddedNote(rt))
+		}
+	} else {
+		fmt.Fprintf(&b, "Capability matrix: %s %s (CRI %s), profile %s\n", m.Runtime.Name, m.Runtime.Version, m.Runtime.APIVersion, m.Profile)
+	}
 	for _, r := range rows {
 		for i, c := range r {
 			fmt.Fprintf(&b, "%-*s  ", widths[i], c)
@@ -172,6 +187,17 @@ func Table(m capability.Matrix) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// layered reports whether a merged matrix's layers were observed on
+// different runtimes, which the headers must then name one by one.
+func layered(m capability.Matrix) bool {
+	for _, rt := range m.LayerRuntimes {
+		if rt != m.Runtime {
+			return true
+		}
+	}
+	return false
 }
 
 func embeddedNote(rt capability.RuntimeInfo) string {

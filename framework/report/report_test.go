@@ -124,6 +124,11 @@ func TestMergeSideBySide(t *testing.T) {
 	if !strings.Contains(Table(m), "CLUSTER VERDICT") || !strings.Contains(Markdown(m), "cluster: verdict") {
 		t.Errorf("both layers must be rendered:\n%s", Table(m))
 	}
+	// The layers ran on different runtimes: each header line names its own.
+	if !strings.Contains(Table(m), "  cri layer: containerd 1.6.20") || !strings.Contains(Table(m), "  cluster layer: containerd  (CRI )") ||
+		!strings.Contains(Markdown(m), "- cluster layer: containerd") {
+		t.Errorf("per-layer runtimes missing:\n%s\n%s", Table(m), Markdown(m))
+	}
 	dir := t.TempDir()
 	if err := WriteMatrix(dir, m); err != nil {
 		t.Fatal(err)
