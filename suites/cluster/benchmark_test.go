@@ -36,21 +36,33 @@ var _ = Describe("Ephemeral container latency on a cluster", framework.Label(fra
 			f.WaitPod(ctx, p.Name, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 			e.RecordDuration("regular pod: create to Running (image present)", time.Since(start))
 
-			start = time.Now()
-			_, err = f.AddEphemeral(ctx, f.Client, p.Name, f.DebugContainer("present", "target"))
-			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-			f.WaitPod(ctx, p.Name, "running the ephemeral container", running("present"))
-			e.RecordDuration("ephemeral container: subresource update to Running (image present)", time.Since(start))
-
 			ref, err := images.Variant(ctx, f.Images[images.Debug], fmt.Sprintf("bench-%s-%d", f.Token, i), fmt.Sprintf("%s-%d", f.Token, i))
 			Expect(err).NotTo(HaveOccurred())
-			ec := f.DebugContainer("pulled", "target")
-			ec.Image = ref
-			start = time.Now()
-			_, err = f.AddEphemeral(ctx, f.Client, p.Name, ec)
-			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-			f.WaitPod(ctx, p.Name, "running the ephemeral container", running("pulled"))
-			e.RecordDuration("ephemeral container: subresource update to Running (image pulled)", time.Since(start))
+			pulled := f.DebugContainer("pulled", "target")
+			pulled.Image = ref
+			// The first ephemeral container after the pod turned Running
+			// waits longer (the kubelet is still syncing the new pod), so
+			// the two kinds take turns going first, and the position is
+			// measured on its own.
+			order := []corev1.EphemeralContainer{f.DebugContainer("present", "target"), pulled}
+			if i%2 == 1 {
+				order[0], order[1] = order[1], order[0]
+			}
+			for pos, ec := range order {
+				start = time.Now()
+				_, err = f.AddEphemeral(ctx, f.Client, p.Name, ec)
+				Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+				f.WaitPod(ctx, p.Name, "running the ephemeral container", running(ec.Name))
+				d := time.Since(start)
+				e.RecordDuration(map[string]string{
+					"present": "ephemeral container: subresource update to Running (image present)",
+					"pulled":  "ephemeral container: subresource update to Running (image pulled)",
+				}[ec.Name], d)
+				e.RecordDuration([]string{
+					"any ephemeral container: the first after the pod turned Running",
+					"any ephemeral container: the second, on a settled pod",
+				}[pos], d)
+			}
 		}
 		stats, err := report.WriteBenchmark(env.ReportDir, fmt.Sprintf("benchmark-cluster-%d.json", GinkgoParallelProcess()), e,
 			map[string]string{"server": env.ServerVersion, "runtime": env.Runtime.Name + " " + env.Runtime.Version})
