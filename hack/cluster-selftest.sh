@@ -20,7 +20,7 @@ code=$?
 echo "cluster self-test: smoke exit code $code after $(( $(date +%s) - start ))s"
 if [ "$code" -eq 0 ]; then
   start=$(date +%s)
-  $go tool ginkgo -p --procs=4 --no-color ./suites/cluster -- -report-dir="$report/suite" > "$report/suite.log" 2>&1
+  $go tool ginkgo -p --procs=4 --randomize-all --no-color ./suites/cluster -- -report-dir="$report/suite" > "$report/suite.log" 2>&1
   code=$?
   grep -E '^(Ran|FAIL!|SUCCESS!)|\[FAIL\]' "$report/suite.log"
   sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$report/suite.log"

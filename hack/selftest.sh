@@ -17,9 +17,10 @@ echo "=== CRI suite, serial"
 code=$?
 echo "exit code $code; $(grep -E '^(Ran|FAIL!|SUCCESS!)' "$out/serial.log" | tr '\n' ' ')"
 runs+=" $PWD/$out/serial=$code"
-# Parallel: through the Ginkgo CLI, four processes.
+# Parallel: through the Ginkgo CLI, four processes, every spec in random order
+# (specs must not depend on each other).
 echo "=== CRI suite, ginkgo -p"
-$go tool ginkgo -p --procs=4 --no-color ./suites/cri -- -report-dir="$PWD/$out/parallel" > "$out/parallel.log" 2>&1
+$go tool ginkgo -p --procs=4 --randomize-all --no-color ./suites/cri -- -report-dir="$PWD/$out/parallel" > "$out/parallel.log" 2>&1
 code=$?
 echo "exit code $code; $(grep -E '^(Ran|FAIL!|SUCCESS!)' "$out/parallel.log" | tr '\n' ' ')"
 runs+=" $PWD/$out/parallel=$code"
