@@ -55,6 +55,34 @@ var _ = Describe("Targeting through the kubelet", framework.Label(framework.Labe
 		Entry("shareProcessNamespace, targeting a container: still every process of the pod", true, "target", capability.PIDTargetPod, cri.ViewPod, SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
 
+	// hostPID maps to PID NODE, and the kubelet sends TARGET only when the
+	// effective mode is CONTAINER: with or without a target, an ephemeral
+	// container of a hostPID pod is in the node's namespace, where the
+	// kubelet itself runs.
+	DescribeTable("with hostPID an ephemeral container sees the node's processes, whatever its target [CRI-7] [CRI-1]",
+		func(ctx SpecContext, target string) {
+			f := newFramework(ctx, capability.PIDNode)
+			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.HostPID = true }))
+			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
+			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
+			Expect(err).NotTo(HaveOccurred())
+			view := cri.Classify(procs, cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Helpers: cri.DebugHelpers})
+			kubelet := false
+			for _, p := range procs {
+				kubelet = kubelet || strings.HasPrefix(p.Args, "kubelet ") || strings.Contains(p.Args, "/kubelet ")
+			}
+			obs := capability.Observation{Capability: capability.PIDNode, Case: fmt.Sprintf("targetContainerName=%q", target), Outcome: capability.Works, Observed: string(view),
+				Evidence: fmt.Sprintf("hostPID=true targetContainerName=%q; kubelet visible: %v\nps in the ephemeral container:\n%s", target, kubelet, raw)}
+			if view != cri.ViewNode || !kubelet {
+				obs.Outcome = capability.Deviated
+				obs.Observed = fmt.Sprintf("%s, kubelet visible: %v", view, kubelet)
+			}
+			f.Checker.Record(obs)
+		},
+		Entry("no target", "", SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("targeting a container", "target", SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+
 	It("shareProcessNamespace together with hostPID is rejected [CRI-7]", func(ctx SpecContext) {
 		f := newFramework(ctx)
 		share := true
