@@ -19,7 +19,7 @@ import (
 var _ = Describe("Debugging another user's process through the kubelet", framework.Label(framework.LabelCluster, framework.LabelSecurity, framework.LabelLinuxOnly, string(capability.PtraceRules)), func() {
 	DescribeTable("an ephemeral container reads the environ and root of a target running as another user only with SYS_PTRACE, asked for explicitly [SEC-3] [STORY-DEBUG]",
 		func(ctx SpecContext, caps []corev1.Capability, readable bool) {
-			f := newFramework(ctx, capability.PtraceRules)
+			f := newPrivilegedFramework(ctx, capability.PtraceRules)
 			nobody := int64(65534)
 			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
 				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: &nobody}

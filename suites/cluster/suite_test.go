@@ -95,6 +95,18 @@ func newFramework(ctx context.Context, exercises ...capability.Name) *kube.Frame
 	return kube.New(ctx, session, nil)
 }
 
+// newPrivilegedFramework is newFramework with the namespace at the
+// privileged Pod Security level, for specs whose pods need host namespaces
+// or added capabilities: on a cluster given by -kubeconfig whose default
+// level is stricter, they would otherwise be refused by admission.
+func newPrivilegedFramework(ctx context.Context, exercises ...capability.Name) *kube.Framework {
+	GinkgoHelper()
+	for _, n := range exercises {
+		session.Checker.RequireApplicable(n)
+	}
+	return kube.New(ctx, session, map[string]string{"pod-security.kubernetes.io/enforce": "privileged"})
+}
+
 // newFrameworkWithLabels is newFramework with labels on the namespace
 // (a Pod Security level, say).
 func newFrameworkWithLabels(ctx context.Context, labels map[string]string) *kube.Framework {

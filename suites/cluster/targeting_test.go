@@ -61,7 +61,7 @@ var _ = Describe("Targeting through the kubelet", framework.Label(framework.Labe
 	// kubelet itself runs.
 	DescribeTable("with hostPID an ephemeral container sees the node's processes, whatever its target [CRI-7] [CRI-1]",
 		func(ctx SpecContext, target string) {
-			f := newFramework(ctx, capability.PIDNode)
+			f := newPrivilegedFramework(ctx, capability.PIDNode)
 			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.HostPID = true }))
 			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
 			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
