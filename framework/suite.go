@@ -44,3 +44,11 @@ func RunSuite(t *testing.T, description string) bool {
 	}
 	return ginkgo.RunSpecs(t, description, suiteConfig, reporterConfig)
 }
+
+// SkipOnWindows skips a spec whose commands are written for the Linux debug
+// image (busybox) when the runtime or node under test runs Windows.
+func SkipOnWindows(os string) {
+	if os == "windows" {
+		ginkgo.Skip("this spec drives the Linux debug image (busybox); Windows debug commands come with the Windows profile's own specs")
+	}
+}

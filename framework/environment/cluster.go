@@ -23,7 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 )
 
 // ClusterEnvironment is what every parallel process of a cluster suite
@@ -146,11 +146,8 @@ func nodeRuntime(n corev1.Node) capability.RuntimeInfo {
 }
 
 func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
-	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
-	}
-	return kubernetes.NewForConfig(c)
+	_, client, err := kube.Connect(kubeconfig, nil)
+	return client, err
 }
 
 // Leaks lists namespaces and cluster-scoped RBAC objects of this run still present.
@@ -203,12 +200,7 @@ func (h *ClusterHandle) Down(ctx context.Context, failed bool) error {
 
 // Session connects one parallel process to the cluster.
 func (e *ClusterEnvironment) Session() (*kube.Session, error) {
-	c, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	c.QPS, c.Burst = 50, 100
-	client, err := kubernetes.NewForConfig(c)
+	c, client, err := kube.Connect(e.Kubeconfig, func(c *rest.Config) { c.QPS, c.Burst = 50, 100 })
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,7 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ectest/ectest/framework"
@@ -48,11 +45,7 @@ func ComputeCoverage(r types.Report) Coverage {
 			by[id] = append(by[id], CoveredBy{Suite: r.SuiteDescription, Spec: s.FullText(), State: s.State.String()})
 		}
 	}
-	var c Coverage
-	for _, q := range framework.Requirements() {
-		c.Requirements = append(c.Requirements, RequirementCoverage{Requirement: q, Specs: by[q.ID]})
-	}
-	return c
+	return coverageOf(by)
 }
 
 // MergeCoverage puts several runs' coverage together.
@@ -63,11 +56,16 @@ func MergeCoverage(cs ...Coverage) Coverage {
 			by[r.ID] = append(by[r.ID], r.Specs...)
 		}
 	}
-	var out Coverage
+	return coverageOf(by)
+}
+
+// coverageOf lists every known requirement, in order, with its specs.
+func coverageOf(by map[string][]CoveredBy) Coverage {
+	var c Coverage
 	for _, q := range framework.Requirements() {
-		out.Requirements = append(out.Requirements, RequirementCoverage{Requirement: q, Specs: by[q.ID]})
+		c.Requirements = append(c.Requirements, RequirementCoverage{Requirement: q, Specs: by[q.ID]})
 	}
-	return out
+	return c
 }
 
 // Result counts a requirement's specs by how they ended: "3 passed, 1 skipped".
@@ -119,25 +117,11 @@ func CoverageMarkdown(c Coverage) string {
 
 // WriteCoverage writes coverage.json and coverage.md into dir.
 func WriteCoverage(dir string, c Coverage) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, CoverageJSONFile), b, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, CoverageMDFile), []byte(CoverageMarkdown(c)), 0o644)
+	return writeJSONAndMarkdown(dir, CoverageJSONFile, CoverageMDFile, c, CoverageMarkdown(c))
 }
 
 // ReadCoverage reads a run's coverage.json from its report directory.
 func ReadCoverage(dir string) (Coverage, error) {
 	var c Coverage
-	b, err := os.ReadFile(filepath.Join(dir, CoverageJSONFile))
-	if err != nil {
-		return c, err
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("%s: %w", filepath.Join(dir, CoverageJSONFile), err)
-	}
-	return c, nil
+	return c, readJSON(dir, CoverageJSONFile, &c)
 }

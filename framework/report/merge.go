@@ -1,25 +1,11 @@
 package report
 
-import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-
-	"github.com/ectest/ectest/framework/capability"
-)
+import "github.com/ectest/ectest/framework/capability"
 
 // ReadMatrix reads a suite's matrix.json from its report directory.
 func ReadMatrix(dir string) (capability.Matrix, error) {
 	var m capability.Matrix
-	b, err := os.ReadFile(filepath.Join(dir, MatrixJSONFile))
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: %w", filepath.Join(dir, MatrixJSONFile), err)
-	}
-	return m, nil
+	return m, readJSON(dir, MatrixJSONFile, &m)
 }
 
 // Merge puts several suites' matrices side by side: one row per capability,
@@ -68,15 +54,5 @@ func Merge(ms ...capability.Matrix) capability.Matrix {
 
 // WriteMatrix writes matrix.json and matrix.md into dir.
 func WriteMatrix(dir string, m capability.Matrix) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, MatrixJSONFile), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, MatrixMDFile), []byte(Markdown(m)), 0o644)
+	return writeJSONAndMarkdown(dir, MatrixJSONFile, MatrixMDFile, m, Markdown(m))
 }

@@ -232,24 +232,28 @@ type Subject struct {
 	Declared map[capability.Name]capability.Support
 }
 
-// WriteSuite writes a suite run's reports: JUnit, JSON and the capability
-// matrix of its layer, computed from the specs' observations. With a nil
-// subject (the environment never came up) the matrix is empty. It returns
-// the matrix as a text table for the console ("" when empty).
-func WriteSuite(dir string, r types.Report, s *Subject, layer capability.Layer) (string, error) {
+// AfterSuite is a suite's ReportAfterSuite body: it writes the run's reports
+// (JUnit, JSON, the matrix of its layer, the requirement coverage) and
+// prints the matrix. With a nil subject (the environment never came up) the
+// matrix is empty. A dry run (a preview or --dry-run) ran nothing and
+// writes nothing.
+func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer) error {
+	if r.SuiteConfig.DryRun {
+		return nil
+	}
 	m := capability.Matrix{}
 	if s != nil {
 		obs, err := Observations(r)
 		if err != nil {
-			return "", err
+			return err
 		}
 		m = capability.Compute(s.Runtime, s.Profile, s.Declared, []capability.Layer{layer}, obs)
 	}
 	if err := Write(dir, r, m); err != nil {
-		return "", err
+		return err
 	}
-	if s == nil {
-		return "", nil
+	if s != nil {
+		fmt.Print("\n" + Table(m) + "reports in " + dir + "\n")
 	}
-	return Table(m) + "reports in " + dir + "\n", nil
+	return nil
 }

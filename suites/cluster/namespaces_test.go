@@ -22,7 +22,7 @@ var _ = Describe("Network, IPC and filesystem through the kubelet", framework.La
 	It("an ephemeral container shares the pod's network: the target's port on localhost, the pod IP and the pod's hostname [CRI-5]",
 		framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly), func(ctx SpecContext) {
 			f := newFramework(ctx, capability.NetPod)
-			skipOnWindowsNodes()
+			framework.SkipOnWindows(env.Runtime.OS)
 			pod := f.RunPod(ctx, targetPod(f))
 			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
 			observe(f, capability.NetPod, "shared network namespace", func() {
@@ -81,11 +81,3 @@ var _ = Describe("Network, IPC and filesystem through the kubelet", framework.La
 			})
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
-
-// skipOnWindowsNodes skips specs whose commands are written for the Linux
-// debug image (busybox) when the cluster's node runs Windows.
-func skipOnWindowsNodes() {
-	if env.Runtime.OS == "windows" {
-		Skip("this spec drives the Linux debug image (busybox); Windows debug commands come with the Windows profile's own specs")
-	}
-}

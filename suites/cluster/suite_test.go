@@ -72,16 +72,11 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 }, NodeTimeout(framework.DefaultTimeouts.Cleanup*3))
 
 var _ = ReportAfterSuite("ectest reports", func(r Report) {
-	if r.SuiteConfig.DryRun {
-		return // a preview or --dry-run: nothing ran, nothing to report
-	}
 	var subject *report.Subject
 	if env != nil {
 		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities}
 	}
-	table, err := report.WriteSuite(cfg.ReportDir, r, subject, capability.LayerCluster)
-	Expect(err).NotTo(HaveOccurred())
-	fmt.Print("\n" + table)
+	Expect(report.AfterSuite(cfg.ReportDir, r, subject, capability.LayerCluster)).To(Succeed())
 })
 
 // newFramework creates the spec's namespace (deleted when the spec ends)
@@ -89,10 +84,7 @@ var _ = ReportAfterSuite("ectest reports", func(r Report) {
 // spec exercises not applicable.
 func newFramework(ctx context.Context, exercises ...capability.Name) *kube.Framework {
 	GinkgoHelper()
-	for _, n := range exercises {
-		session.Checker.RequireApplicable(n)
-	}
-	return kube.New(ctx, session, nil)
+	return newFrameworkWithLabels(ctx, nil, exercises...)
 }
 
 // newPrivilegedFramework is newFramework with the namespace at the
@@ -101,15 +93,15 @@ func newFramework(ctx context.Context, exercises ...capability.Name) *kube.Frame
 // level is stricter, they would otherwise be refused by admission.
 func newPrivilegedFramework(ctx context.Context, exercises ...capability.Name) *kube.Framework {
 	GinkgoHelper()
-	for _, n := range exercises {
-		session.Checker.RequireApplicable(n)
-	}
-	return kube.New(ctx, session, map[string]string{"pod-security.kubernetes.io/enforce": "privileged"})
+	return newFrameworkWithLabels(ctx, map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}, exercises...)
 }
 
 // newFrameworkWithLabels is newFramework with labels on the namespace
 // (a Pod Security level, say).
-func newFrameworkWithLabels(ctx context.Context, labels map[string]string) *kube.Framework {
+func newFrameworkWithLabels(ctx context.Context, labels map[string]string, exercises ...capability.Name) *kube.Framework {
 	GinkgoHelper()
+	for _, n := range exercises {
+		session.Checker.RequireApplicable(n)
+	}
 	return kube.New(ctx, session, labels)
 }

@@ -17,7 +17,7 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 	It("a debug container shares the sandbox's network: it reaches the target's port on localhost and sees the same IP and hostname [CRI-5]",
 		framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly), func(ctx SpecContext) {
 			f := newFramework(capability.NetPod)
-			skipOnWindowsImages()
+			framework.SkipOnWindows(env.Runtime.OS)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
@@ -81,12 +81,4 @@ func containsAddr(cidrs []string, ip string) bool {
 		}
 	}
 	return false
-}
-
-// skipOnWindowsImages skips specs whose commands are written for the Linux
-// debug image (busybox) when the node runs Windows.
-func skipOnWindowsImages() {
-	if env.Runtime.OS == "windows" {
-		Skip("this spec drives the Linux debug image (busybox); Windows debug commands come with the Windows profile's own specs")
-	}
 }

@@ -6,7 +6,6 @@ package cri_test
 import (
 	"context"
 	"flag"
-	"fmt"
 	"testing"
 
 	"github.com/ectest/ectest/framework"
@@ -83,16 +82,11 @@ var _ = SynchronizedAfterSuite(func() {
 }, NodeTimeout(framework.DefaultTimeouts.Cleanup*2))
 
 var _ = ReportAfterSuite("ectest reports", func(r Report) {
-	if r.SuiteConfig.DryRun {
-		return // a preview or --dry-run: nothing ran, nothing to report
-	}
 	var subject *report.Subject
 	if env != nil {
 		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities}
 	}
-	table, err := report.WriteSuite(cfg.ReportDir, r, subject, capability.LayerCRI)
-	Expect(err).NotTo(HaveOccurred())
-	fmt.Print("\n" + table)
+	Expect(report.AfterSuite(cfg.ReportDir, r, subject, capability.LayerCRI)).To(Succeed())
 })
 
 // newFramework is a spec's framework, bound to this process's session. The

@@ -8,14 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ectest/ectest/framework/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
-
-// runLabel is the label every object of a cluster-suite run carries.
-const runLabel = "ectest.io/run"
 
 // Ctrl-C in the middle of a cluster-suite run, while a spec's pod runs, and a
 // suite timeout running out mid-spec, must leave none of the run's
@@ -28,11 +25,7 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 	if kubeconfig == "" {
 		t.Skip("ECTEST_SELFTEST_KUBECONFIG is not set: no cluster to interrupt a run on (make test sets it)")
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := kubernetes.NewForConfig(rc)
+	_, client, err := kube.Connect(kubeconfig, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +64,7 @@ func checkRunLeftNothing(t *testing.T, client kubernetes.Interface, run, output 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sel := metav1.ListOptions{LabelSelector: runLabel + "=" + run}
+	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + run}
 	nss, err := client.CoreV1().Namespaces().List(ctx, sel)
 	if err != nil {
 		t.Fatalf("the cluster the run reused is gone or unreachable after Ctrl-C: %v", err)
@@ -109,7 +102,7 @@ func checkRunLeftNothing(t *testing.T, client kubernetes.Interface, run, output 
 func runningPodRun(client kubernetes.Interface) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: runLabel})
+	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRun})
 	if err != nil {
 		return ""
 	}
@@ -120,7 +113,7 @@ func runningPodRun(client kubernetes.Interface) string {
 		}
 		for _, p := range pods.Items {
 			if p.Status.Phase == corev1.PodRunning {
-				return ns.Labels[runLabel]
+				return ns.Labels[kube.LabelRun]
 			}
 		}
 	}
