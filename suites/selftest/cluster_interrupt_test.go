@@ -67,31 +67,31 @@ func checkRunLeftNothing(t *testing.T, client kubernetes.Interface, run, output 
 	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + run}
 	nss, err := client.CoreV1().Namespaces().List(ctx, sel)
 	if err != nil {
-		t.Fatalf("the cluster the run reused is gone or unreachable after Ctrl-C: %v", err)
+		t.Fatalf("the cluster the run reused is gone or unreachable after the run was cut short: %v", err)
 	}
 	for _, ns := range nss.Items {
-		t.Errorf("namespace %s (%s) left after Ctrl-C", ns.Name, ns.Status.Phase)
+		t.Errorf("namespace %s (%s) left after the run was cut short", ns.Name, ns.Status.Phase)
 	}
 	pods, err := client.CoreV1().Pods("").List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pods.Items {
-		t.Errorf("pod %s/%s left after Ctrl-C", p.Namespace, p.Name)
+		t.Errorf("pod %s/%s left after the run was cut short", p.Namespace, p.Name)
 	}
 	crs, err := client.RbacV1().ClusterRoles().List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range crs.Items {
-		t.Errorf("clusterrole %s left after Ctrl-C", r.Name)
+		t.Errorf("clusterrole %s left after the run was cut short", r.Name)
 	}
 	crbs, err := client.RbacV1().ClusterRoleBindings().List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range crbs.Items {
-		t.Errorf("clusterrolebinding %s left after Ctrl-C", r.Name)
+		t.Errorf("clusterrolebinding %s left after the run was cut short", r.Name)
 	}
 	if t.Failed() {
 		t.Logf("suite output:\n%s", output)
