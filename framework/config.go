@@ -60,14 +60,18 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.ImagesFile, "images-file", "", "YAML file overriding the test images per OS (see README)")
 	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md")
 	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry")
-	fs.StringVar(&c.Containerd, "embedded-containerd", "containerd", "containerd binary for the embedded runtime")
+	fs.StringVar(&c.Containerd, "embedded-containerd", DefaultContainerd, "containerd binary for the embedded runtime")
 	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", defaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
-	fs.StringVar(&c.Busybox, "busybox", "/bin/busybox", "static busybox for the debug image the suite builds")
+	fs.StringVar(&c.Busybox, "busybox", images.DefaultBusybox, "static busybox for the debug image the suite builds (at the default path, Debian's busybox-static is installed when missing)")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "cluster suites: use this existing cluster and create nothing")
 	fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "cluster suites: kind node image to use (e.g. a stock kindest/node) instead of building one offline")
 	fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "cluster suites: Kubernetes version of the offline-built node image (default: the newest pinned release)")
 	fs.BoolVar(&c.KeepCluster, "keep-cluster", false, "cluster suites: leave the kind cluster running at the end")
 }
+
+// DefaultContainerd is the embedded runtime's containerd: Debian's, from
+// PATH, installed when missing.
+const DefaultContainerd = "containerd"
 
 func defaultReportDir() string {
 	if a := os.Getenv("ARTIFACTS"); a != "" {

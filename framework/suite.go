@@ -3,9 +3,12 @@ package framework
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 )
@@ -14,7 +17,11 @@ import (
 // the checks that need the outside world (is the endpoint there, does the
 // cluster answer). Bad input ends the process with one "ectest:" line and
 // exit code 2 before any spec or environment starts.
+//
+// A binary started as one of the suite's programs (the target or pause of
+// the test images, see fixtures/programs) runs that program instead.
 func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
+	programs.Dispatch()
 	flag.Parse()
 	if err := cfg.Validate(); err != nil {
 		Exit(err)
@@ -24,7 +31,14 @@ func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
 			Exit(err)
 		}
 	}
-	os.Exit(m.Run())
+	// A parallel process other than the first writes no reports; only a
+	// serial run (or process 1) can speak for the run.
+	_ = os.Remove(filepath.Join(cfg.ReportDir, OutcomeFile))
+	code := m.Run()
+	if suiteConfig, _ := ginkgo.GinkgoConfiguration(); suiteConfig.ParallelTotal > 1 {
+		os.Exit(code) // the ginkgo CLI reports the run; make conformance reads the reports
+	}
+	os.Exit(exitCode(code, cfg.ReportDir))
 }
 
 // RunSuite runs a suite's specs. Before anything runs, it checks the spec
@@ -51,4 +65,11 @@ func SkipOnWindows(os string) {
 	if os == "windows" {
 		ginkgo.Skip("this spec drives the Linux debug image (busybox); Windows debug commands come with the Windows profile's own specs")
 	}
+}
+
+// Logf tells the person running the suite what a long step is doing: one
+// "ectest:" line on standard error. In a parallel run, process 1's setup
+// output reaches the ginkgo CLI as it is written.
+func Logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "ectest: "+format+"\n", args...)
 }

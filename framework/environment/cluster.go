@@ -98,14 +98,9 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, err
 	}
 	h.Env.Registry = h.registry.Addr()
-	override := cfg.LoadedImages.For("linux", 0)
-	set := images.Set{}
-	if len(override) < len(images.Roles) {
-		if set, err = images.BuildAndPush(ctx, h.Env.Registry, images.BuildOptions{Busybox: cfg.Busybox}); err != nil {
-			return h, err
-		}
+	if h.Env.Images, err = buildImages(ctx, cfg, cfg.LoadedImages.For("linux", 0), h.Env.Registry, logf); err != nil {
+		return h, err
 	}
-	h.Env.Images = images.Merge(set, override)
 	if h.Env.Managed {
 		if err := h.cluster.ConfigureRegistry(h.Env.Registry); err != nil {
 			return h, err

@@ -12,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/registry"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/internal/hostdeps"
 	"github.com/ectest/ectest/runtimes"
 	"github.com/ectest/ectest/runtimes/embedded"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -66,8 +68,9 @@ type Handle struct {
 	pulled []string
 }
 
-// Up brings the environment up. On error, what was started is stopped again.
-func Up(ctx context.Context, cfg *framework.Config, runID string) (h *Handle, err error) {
+// Up brings the environment up, saying through logf what it does. On
+// error, what was started is stopped again.
+func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(string, ...any)) (h *Handle, err error) {
 	h = &Handle{Env: &Environment{RunID: runID, RuntimeHandler: cfg.RuntimeHandler, ReportDir: cfg.ReportDir}}
 	defer func() {
 		if err != nil {
@@ -86,22 +89,27 @@ func Up(ctx context.Context, cfg *framework.Config, runID string) (h *Handle, er
 	// Images: the suite's own Linux images unless the images file names them all.
 	nodeOS := runtime.GOOS
 	override := cfg.LoadedImages.For(nodeOS, 0)
+	if cfg.RuntimeEndpoint == "" && cfg.Containerd == framework.DefaultContainerd {
+		if err := hostdeps.Ensure(ctx, logf, hostdeps.EmbeddedRuntime); err != nil {
+			return h, fmt.Errorf("embedded runtime: %w", err)
+		}
+	}
 	if h.registry, err = registry.Start(cfg.RegistryAddr); err != nil {
 		return h, err
 	}
 	h.Env.Registry = h.registry.Addr()
-	set := images.Set{}
-	if nodeOS == "linux" && len(override) < len(images.Roles) {
-		set, err = images.BuildAndPush(ctx, h.Env.Registry, images.BuildOptions{Busybox: cfg.Busybox})
-		if err != nil {
+	if nodeOS == "linux" {
+		if h.Env.Images, err = buildImages(ctx, cfg, override, h.Env.Registry, logf); err != nil {
 			return h, err
 		}
+	} else {
+		h.Env.Images = override
 	}
-	h.Env.Images = images.Merge(set, override)
 
 	// Runtime: the given endpoint, or the embedded containerd.
 	h.Env.RuntimeEndpoint, h.Env.ImageEndpoint = cfg.RuntimeEndpoint, cfg.ImageEndpointOrDefault()
 	if cfg.RuntimeEndpoint == "" {
+		logf("starting the embedded containerd")
 		h.embedded, err = embedded.Start(ctx, embedded.Options{
 			Containerd:   cfg.Containerd,
 			CNIBinDir:    cfg.CNIBinDir,
@@ -131,12 +139,34 @@ func Up(ctx context.Context, cfg *framework.Config, runID string) (h *Handle, er
 	if h.Env.Profile.OS != nodeOS {
 		return h, fmt.Errorf("profile %s is for %s nodes, but the runtime runs on %s", h.Env.Profile.Name, h.Env.Profile.OS, nodeOS)
 	}
+	logf("runtime %s %s (CRI %s) at %s, profile %s", v.RuntimeName, v.RuntimeVersion, v.RuntimeApiVersion, h.Env.RuntimeEndpoint, h.Env.Profile.Name)
 	// Pre-pull the images every spec uses, so parallel specs do not race to
 	// pull them (the pull-at-debug-time spec uses an image of its own).
 	if err := h.prePull(ctx, h.Env.Images[images.Debug], h.Env.Images[images.Target]); err != nil {
 		return h, err
 	}
 	return h, nil
+}
+
+// buildImages builds and pushes the suite's Linux images that the images
+// file does not name, installing the debug image's busybox when it is
+// missing at its default place.
+func buildImages(ctx context.Context, cfg *framework.Config, override images.Set, registry string, logf func(string, ...any)) (images.Set, error) {
+	if len(override) == len(images.Roles) {
+		return override, nil
+	}
+	if override[images.Debug] == "" && cfg.Busybox == images.DefaultBusybox {
+		if err := hostdeps.Ensure(ctx, logf, hostdeps.DebugImage); err != nil {
+			return nil, fmt.Errorf("debug image: %w (or give a debug image with -images-file)", err)
+		}
+	}
+	start := time.Now()
+	set, err := images.BuildAndPush(ctx, registry, images.BuildOptions{Busybox: cfg.Busybox})
+	if err != nil {
+		return nil, err
+	}
+	logf("test images built and served at %s in %s", registry, time.Since(start).Round(100*time.Millisecond))
+	return images.Merge(set, override), nil
 }
 
 func (h *Handle) prePull(ctx context.Context, refs ...string) error {

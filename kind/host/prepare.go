@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ectest/ectest/internal/hostdeps"
 )
 
 // Paths and settings Prepare manages.
@@ -27,9 +30,7 @@ const (
 
 // Options for Prepare.
 type Options struct {
-	// ModuleDir is this repository's root, to build the wrapper from.
-	ModuleDir string
-	Log       func(format string, args ...any)
+	Log func(format string, args ...any)
 }
 
 // Prepare makes a Docker engine answer, configured for kind on this host.
@@ -45,21 +46,17 @@ func Prepare(ctx context.Context, o Options) error {
 		return err
 	}
 	needWrapper := len(missing) > 0
-	if info, err := dockerInfo(ctx); err == nil && (!needWrapper || info.DefaultRuntime == WrapperRuntime) {
+	_, wrapperErr := os.Stat(WrapperPath)
+	if info, err := dockerInfo(ctx); err == nil && (!needWrapper || (info.DefaultRuntime == WrapperRuntime && wrapperErr == nil)) {
 		return nil
 	}
-	if err := ensurePackages(ctx, logf, "docker.io"); err != nil {
+	if err := hostdeps.Ensure(ctx, logf, hostdeps.KindHost); err != nil {
 		return err
 	}
-	if needWrapper {
+	if needWrapper && wrapperErr != nil {
 		logf("the capability bounding set lacks %s: privileged containers would fail; installing %s as dockerd's default OCI runtime", strings.Join(missing, ", "), WrapperPath)
-		if err := os.MkdirAll(filepath.Dir(WrapperPath), 0o755); err != nil {
-			return err
-		}
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", WrapperPath, "./kind/host/ectest-runc")
-		cmd.Dir = o.ModuleDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %v: %s", WrapperPath, err, out)
+		if err := installSelf(WrapperPath); err != nil {
+			return fmt.Errorf("install %s: %w", WrapperPath, err)
 		}
 	}
 	changed, err := writeDaemonJSON(needWrapper)
@@ -92,30 +89,6 @@ func dockerInfo(ctx context.Context) (info, error) {
 		return info{}, errors.New("docker info: no engine answered")
 	}
 	return i, nil
-}
-
-// ensurePackages installs Debian packages that are missing.
-func ensurePackages(ctx context.Context, logf func(string, ...any), pkgs ...string) error {
-	var missing []string
-	for _, p := range pkgs {
-		out, _ := exec.CommandContext(ctx, "dpkg-query", "-W", "-f=${Status}", p).Output()
-		if !strings.Contains(string(out), "install ok installed") {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	logf("apt-get install %s", strings.Join(missing, " "))
-	if out, err := exec.CommandContext(ctx, "apt-get", "update", "-qq").CombinedOutput(); err != nil {
-		return fmt.Errorf("apt-get update: %v: %s", err, out)
-	}
-	cmd := exec.CommandContext(ctx, "apt-get", append([]string{"install", "-y", "-qq", "--no-install-recommends"}, missing...)...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("apt-get install %s: %v: %s", strings.Join(missing, " "), err, tail(string(out)))
-	}
-	return nil
 }
 
 // DaemonConfig merges what this host needs into an existing daemon.json.
@@ -163,10 +136,33 @@ func isSystemd() bool {
 	return err == nil && strings.TrimSpace(string(b)) == "systemd"
 }
 
-func tail(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
+// installSelf copies the running binary (which carries the wrapper, see
+// RuncWrapperMain) to path, atomically: a running dockerd may be using the
+// old file.
+func installSelf(path string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
 	}
-	return strings.Join(lines, "\n")
+	in, err := os.Open(self)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".partial"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

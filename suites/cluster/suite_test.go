@@ -7,7 +7,6 @@ package cluster_test
 import (
 	"context"
 	"flag"
-	"fmt"
 	"testing"
 
 	"github.com/ectest/ectest/framework"
@@ -43,9 +42,7 @@ var (
 )
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	h, err := environment.UpCluster(ctx, &cfg, framework.NewRunID(), func(format string, args ...any) {
-		fmt.Fprintf(GinkgoWriter, format+"\n", args...)
-	})
+	h, err := environment.UpCluster(ctx, &cfg, framework.NewRunID(), framework.Logf)
 	if err != nil {
 		Fail("cluster environment: " + err.Error())
 	}

@@ -51,7 +51,7 @@ var (
 )
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	h, err := environment.Up(ctx, &cfg, framework.NewRunID())
+	h, err := environment.Up(ctx, &cfg, framework.NewRunID(), framework.Logf)
 	if err != nil {
 		Fail("environment: " + err.Error())
 	}

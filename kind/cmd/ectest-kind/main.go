@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/ectest/ectest/kind"
 	"github.com/ectest/ectest/kind/host"
 	"github.com/ectest/ectest/kind/nodeimage"
@@ -31,6 +32,7 @@ flags:
   -report-dir DIR              where kind's logs go when smoke fails (default $ARTIFACTS or _artifacts)`
 
 func main() {
+	programs.Dispatch()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
@@ -54,19 +56,15 @@ func main() {
 }
 
 func run(ctx context.Context, cmd, version, image, name, reportDir string, logf func(string, ...any)) error {
-	mod, err := kind.ModuleDir()
-	if err != nil {
-		return err
-	}
 	switch cmd {
 	case "prepare-host":
-		return host.Prepare(ctx, host.Options{ModuleDir: mod, Log: logf})
+		return host.Prepare(ctx, host.Options{Log: logf})
 	case "node-image":
 		v, err := nodeimage.ParseVersion(version)
 		if err != nil {
 			return err
 		}
-		if err := host.Prepare(ctx, host.Options{ModuleDir: mod, Log: logf}); err != nil {
+		if err := host.Prepare(ctx, host.Options{Log: logf}); err != nil {
 			return err
 		}
 		ref, err := (&nodeimage.Builder{Log: logf}).NodeImage(ctx, v)
@@ -75,7 +73,7 @@ func run(ctx context.Context, cmd, version, image, name, reportDir string, logf 
 		}
 		return err
 	case "up":
-		c, err := kind.Up(ctx, kind.Options{Name: name, NodeImage: image, KubernetesVersion: version, ModuleDir: mod, Keep: true, Log: logf})
+		c, err := kind.Up(ctx, kind.Options{Name: name, NodeImage: image, KubernetesVersion: version, Keep: true, Log: logf})
 		if err != nil {
 			return err
 		}
@@ -83,7 +81,7 @@ func run(ctx context.Context, cmd, version, image, name, reportDir string, logf 
 		logf("use it with: export KUBECONFIG=%s", c.Kubeconfig)
 		return nil
 	case "smoke":
-		c, err := kind.Up(ctx, kind.Options{Name: name, NodeImage: image, KubernetesVersion: version, ModuleDir: mod, Keep: true, Log: logf})
+		c, err := kind.Up(ctx, kind.Options{Name: name, NodeImage: image, KubernetesVersion: version, Keep: true, Log: logf})
 		if err != nil {
 			return err
 		}
