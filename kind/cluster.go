@@ -32,8 +32,6 @@ type Options struct {
 	KubernetesVersion string
 	// Keep leaves a created cluster running after Down.
 	Keep bool
-	// ModuleDir is this repository's root (host preparation builds a helper from it).
-	ModuleDir string
 	// StateDir holds the kubeconfig, audit policy and audit log
 	// (<user cache dir>/ectest/clusters/<name> if empty).
 	StateDir string
@@ -76,12 +74,7 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.ModuleDir == "" {
-		if o.ModuleDir, err = ModuleDir(); err != nil {
-			return nil, err
-		}
-	}
-	if err := host.Prepare(ctx, host.Options{ModuleDir: o.ModuleDir, Log: logf}); err != nil {
+	if err := host.Prepare(ctx, host.Options{Log: logf}); err != nil {
 		return nil, fmt.Errorf("host preparation: %w", err)
 	}
 	if o.StateDir == "" {
@@ -244,20 +237,6 @@ type info logger
 func (i info) Info(m string)            { i.f("kind: %s", m) }
 func (i info) Infof(f string, a ...any) { i.f("kind: "+f, a...) }
 func (i info) Enabled() bool            { return true }
-
-// ModuleDir is this repository's root (where go.mod is): host preparation
-// builds its runtime wrapper from it.
-func ModuleDir() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("run from inside the ectest repository (host preparation builds a helper from it)")
-	}
-	return filepath.Dir(mod), nil
-}
 
 // Managed reports whether this run made or reused a kind cluster (rather
 // than being given a kubeconfig).

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/images"
-	"github.com/ectest/ectest/fixtures/images/targetinfo"
+	"github.com/ectest/ectest/fixtures/programs/targetinfo"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ectest/ectest/fixtures/images/targetinfo"
+	"github.com/ectest/ectest/fixtures/programs/targetinfo"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
