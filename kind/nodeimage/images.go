@@ -11,9 +11,9 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -72,7 +72,7 @@ func (b *Builder) KubeadmImages(ctx context.Context, binDir string, v Version) (
 // module requires mod and pins every sibling module that mod's own go.mod
 // replaces with a local directory to the same release (go install refuses
 // modules with replace directives).
-func (b *Builder) goInstall(ctx context.Context, mod, pkg, version, binary string) (string, error) {
+func (b *Builder) goInstall(ctx context.Context, mod, pkg, version, binary string) (_ string, err error) {
 	root, err := b.cacheRoot()
 	if err != nil {
 		return "", err
@@ -80,9 +80,11 @@ func (b *Builder) goInstall(ctx context.Context, mod, pkg, version, binary strin
 	dir := filepath.Join(root, "bin", cacheKey(binary, version, pkg, runtime.GOARCH, recipeVersion))
 	out := filepath.Join(dir, binary)
 	if _, err := os.Stat(out); err == nil {
+		b.logf("%s %s: cached in %s", binary, version, out)
 		return out, nil
 	}
-	start := time.Now()
+	done := b.stage(fmt.Sprintf("%s %s (built from the Go module proxy)", binary, version), "1 to 5 min")
+	defer func() { err = done(err) }()
 	work, err := os.MkdirTemp("", "ectest-gobuild-")
 	if err != nil {
 		return "", err
@@ -122,7 +124,6 @@ func (b *Builder) goInstall(ctx context.Context, mod, pkg, version, binary strin
 	if err := os.Rename(tmp, out); err != nil {
 		return "", err
 	}
-	b.logf("%s %s: built in %s", binary, version, time.Since(start).Round(time.Second))
 	return out, nil
 }
 
@@ -205,11 +206,8 @@ func (b *Builder) BuildImages(ctx context.Context, binDir, rootfsTar string, lis
 	if err := add("coredns", img); err != nil {
 		return err
 	}
-	pause, err := images.BuildProgram(ctx, images.BuildOptions{GoCommand: b.goCmd(), Arch: arch}, "pause")
-	if err != nil {
-		return err
-	}
-	if img, err = images.Image(arch, []images.Entry{{Path: "pause", Mode: 0o755, Data: pause}}, []string{"/pause"}); err != nil {
+	// The sandbox program is the running ectest binary (fixtures/programs).
+	if img, err = images.ProgramImage(programs.Pause); err != nil {
 		return err
 	}
 	if err := add("pause", img); err != nil {

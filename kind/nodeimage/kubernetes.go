@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"time"
 )
 
 // Components are the Kubernetes binaries a node image carries.
@@ -72,11 +71,17 @@ func (b *Builder) binariesDir(ctx context.Context, v Version) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	goVersion, err := b.output(ctx, "", b.goCmd(), "env", "GOVERSION")
-	if err != nil {
-		return "", err
+	return filepath.Join(root, "bin", BinariesKey(v, b.goVersion(ctx), runtime.GOARCH)), nil
+}
+
+// goVersion is the version of the Go toolchain that builds the binaries; a
+// binary running where there is none (a suite binary on a node) looks for
+// what the Go that built it would have built.
+func (b *Builder) goVersion(ctx context.Context) string {
+	if out, err := b.output(ctx, "", b.goCmd(), "env", "GOVERSION"); err == nil {
+		return strings.TrimSpace(out)
 	}
-	return filepath.Join(root, "bin", BinariesKey(v, strings.TrimSpace(goVersion), runtime.GOARCH)), nil
+	return runtime.Version()
 }
 
 // CachedKubernetesBinaries returns the directory of already built binaries
@@ -100,10 +105,10 @@ func (b *Builder) KubernetesBinaries(ctx context.Context, v Version) (string, er
 		return "", err
 	}
 	if complete(dir, Components) {
-		b.logf("kubernetes %s binaries: cached in %s", v, dir)
+		b.logf("Kubernetes %s binaries: cached in %s", v, dir)
 		return dir, nil
 	}
-	start := time.Now()
+	done := b.stage(fmt.Sprintf("Kubernetes %s binaries (%s)", v, strings.Join(Components, ", ")), "about 8 min")
 	work, err := os.MkdirTemp("", "ectest-k8sbuild-")
 	if err != nil {
 		return "", err
@@ -111,7 +116,7 @@ func (b *Builder) KubernetesBinaries(ctx context.Context, v Version) (string, er
 	defer os.RemoveAll(work)
 	staging, err := b.stagingModules(ctx, work, v)
 	if err != nil {
-		return "", err
+		return "", done(err)
 	}
 	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(throwawayGoMod(v, staging)), 0o644); err != nil {
 		return "", err
@@ -125,19 +130,17 @@ func (b *Builder) KubernetesBinaries(ctx context.Context, v Version) (string, er
 	for _, c := range Components {
 		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
 	}
-	b.logf("kubernetes %s binaries: building %s (several minutes cold)", v, strings.Join(Components, ", "))
 	args := append([]string{"build", "-mod=mod", "-trimpath", "-tags=providerless", "-ldflags=" + ldflags(v), "-o", tmp + "/"}, pkgs...)
 	cmd := exec.CommandContext(ctx, b.goCmd(), args...)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=-mod=mod")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build kubernetes %s: %v\n%s", v, err, tail(string(out), 30))
+		return "", done(fmt.Errorf("build kubernetes %s: %v\n%s", v, err, tail(string(out), 30)))
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		return "", err
+		return "", done(err)
 	}
-	b.logf("kubernetes %s binaries: built in %s", v, time.Since(start).Round(time.Second))
-	return dir, nil
+	return dir, done(nil)
 }
 
 func complete(dir string, files []string) bool {

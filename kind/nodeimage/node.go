@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/ectest/ectest/internal/hostdeps"
 )
 
 // KindVersion is the kind module whose node-image files (images/base/files)
@@ -22,17 +24,17 @@ const KindVersion = "v0.33.0"
 const NodeImageRepository = "ectest/kind-node"
 
 // NodeImage builds (or finds) the node image for Kubernetes version v and
-// returns its Docker reference.
+// returns its Docker reference. It first works out which stages its cache
+// already holds, and checks what the others need (the Go toolchain,
+// debootstrap, installed when missing) before starting any of them, so a
+// long build never ends on a missing tool. Each stage says when it starts
+// and ends, how long it took, and whether the cache served it.
 func (b *Builder) NodeImage(ctx context.Context, v Version) (string, error) {
-	binDir, err := b.KubernetesBinaries(ctx, v)
+	binDir, err := b.binariesDir(ctx, v)
 	if err != nil {
 		return "", err
 	}
-	rootfs, err := b.RootFS(ctx)
-	if err != nil {
-		return "", err
-	}
-	kindDir, err := b.moduleDir(ctx, "sigs.k8s.io/kind@"+KindVersion)
+	rootfs, err := b.rootFSPath()
 	if err != nil {
 		return "", err
 	}
@@ -42,7 +44,21 @@ func (b *Builder) NodeImage(ctx context.Context, v Version) (string, error) {
 		b.logf("node image %s: cached in docker", ref)
 		return ref, nil
 	}
+	if err := b.preflight(ctx, rootfs); err != nil {
+		return "", fmt.Errorf("node image %s for Kubernetes %s is not built yet, and building it %w", ref, v, err)
+	}
 	start := time.Now()
+	b.logf("node image %s: building (stages: Kubernetes binaries, Debian root filesystem, etcd and CoreDNS, images and assembly)", ref)
+	if binDir, err = b.KubernetesBinaries(ctx, v); err != nil {
+		return "", err
+	}
+	if rootfs, err = b.RootFS(ctx); err != nil {
+		return "", err
+	}
+	kindDir, err := b.moduleDir(ctx, "sigs.k8s.io/kind@"+KindVersion)
+	if err != nil {
+		return "", err
+	}
 	list, err := b.KubeadmImages(ctx, binDir, v)
 	if err != nil {
 		return "", err
@@ -59,25 +75,62 @@ func (b *Builder) NodeImage(ctx context.Context, v Version) (string, error) {
 	if out, err := exec.CommandContext(ctx, "tar", "--numeric-owner", "--xattrs", "-C", root, "-xpf", rootfs).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("unpack rootfs: %v: %s", err, out)
 	}
-	b.logf("node image: building kubeadm's images %v", list)
 	if err := os.MkdirAll(filepath.Join(root, "kind/images"), 0o755); err != nil {
 		return "", err
 	}
 	if err := b.BuildImages(ctx, binDir, rootfs, list, filepath.Join(root, "kind/images/images.tar")); err != nil {
 		return "", err
 	}
+	done := b.stage("node assembly and docker import", "about 1 min")
 	if err := assemble(root, filepath.Join(kindDir, "images/base/files"), binDir, v, list); err != nil {
-		return "", err
+		return "", done(err)
 	}
-	b.logf("node image: docker import as %s", ref)
 	imp := exec.CommandContext(ctx, "sh", "-c", `tar --numeric-owner --xattrs -C "$1" -c . | docker import \
 		--change 'ENV container=docker' \
 		--change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/usr/local/bin/ectest-init"]' - "$2"`, "import", root, ref)
 	if out, err := imp.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("docker import: %v: %s", err, out)
+		return "", done(fmt.Errorf("docker import: %v: %s", err, out))
 	}
+	_ = done(nil)
 	b.logf("node image %s: built in %s", ref, time.Since(start).Round(time.Second))
 	return ref, nil
+}
+
+// preflight checks, before any stage starts, that every stage the cache
+// cannot serve can run here: the Go toolchain builds Kubernetes, etcd and
+// CoreDNS and fetches kind's base files; debootstrap (installed when
+// missing) makes the root filesystem.
+func (b *Builder) preflight(ctx context.Context, rootfs string) error {
+	if _, err := exec.LookPath(b.goCmd()); err != nil {
+		return fmt.Errorf("needs the Go toolchain (%s is not on PATH): build it once where Go is (make node-image), or give a node image (-kind-node-image)", b.goCmd())
+	}
+	if _, err := os.Stat(rootfs); err != nil {
+		if err := hostdeps.Ensure(ctx, b.Log, hostdeps.NodeImage); err != nil {
+			return err
+		}
+		if _, err := exec.LookPath("debootstrap"); err != nil {
+			return fmt.Errorf("needs debootstrap for its root filesystem: %w", err)
+		}
+	}
+	if _, err := exec.LookPath("docker"); err != nil {
+		return fmt.Errorf("needs docker to import it: %w", err)
+	}
+	return nil
+}
+
+// stage logs the start of a long step and returns the function that logs
+// its end (with the time taken) and passes its error through.
+func (b *Builder) stage(what, cold string) func(error) error {
+	start := time.Now()
+	b.logf("%s: started (%s cold)", what, cold)
+	return func(err error) error {
+		if err != nil {
+			b.logf("%s: failed after %s", what, time.Since(start).Round(time.Second))
+			return err
+		}
+		b.logf("%s: done in %s", what, time.Since(start).Round(time.Second))
+		return nil
+	}
 }
 
 // nodeRecipe changes whenever assemble changes.

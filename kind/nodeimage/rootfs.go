@@ -8,7 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/ectest/ectest/internal/hostdeps"
 )
 
 // DebianSuite is the node's Debian release: the host's, whose packages the
@@ -95,9 +96,8 @@ func RootFSKey(suite, mirror string, packages []string) string {
 	return cacheKey("rootfs", suite, mirror, strings.Join(packages, ","), recipeVersion)
 }
 
-// RootFS debootstraps (or finds cached) the node's Debian root filesystem
-// and returns the path of its tarball.
-func (b *Builder) RootFS(ctx context.Context) (string, error) {
+// rootFSPath is where the root filesystem's tarball is cached.
+func (b *Builder) rootFSPath() (string, error) {
 	root, err := b.cacheRoot()
 	if err != nil {
 		return "", err
@@ -106,22 +106,35 @@ func (b *Builder) RootFS(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tarball := filepath.Join(root, "rootfs", RootFSKey(DebianSuite, mirror, NodePackages)+".tar")
+	return filepath.Join(root, "rootfs", RootFSKey(DebianSuite, mirror, NodePackages)+".tar"), nil
+}
+
+// RootFS debootstraps (or finds cached) the node's Debian root filesystem
+// and returns the path of its tarball. debootstrap is installed when missing.
+func (b *Builder) RootFS(ctx context.Context) (_ string, err error) {
+	tarball, err := b.rootFSPath()
+	if err != nil {
+		return "", err
+	}
+	mirror, err := AptMirror(DebianSuite)
+	if err != nil {
+		return "", err
+	}
 	if _, err := os.Stat(tarball); err == nil {
-		b.logf("node root filesystem: cached in %s", tarball)
+		b.logf("Debian root filesystem: cached in %s", tarball)
 		return tarball, nil
 	}
-	if _, err := exec.LookPath("debootstrap"); err != nil {
-		return "", fmt.Errorf("debootstrap not found (apt-get install debootstrap; make cluster does)")
+	if err := hostdeps.Ensure(ctx, b.Log, hostdeps.NodeImage); err != nil {
+		return "", err
 	}
-	start := time.Now()
+	done := b.stage("Debian root filesystem (debootstrap "+DebianSuite+" from the machine's apt mirror)", "about 3 min")
+	defer func() { err = done(err) }()
 	work, err := os.MkdirTemp("", "ectest-rootfs-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(work)
 	dir := filepath.Join(work, "rootfs")
-	b.logf("node root filesystem: debootstrap %s from the machine's apt mirror", DebianSuite)
 	cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", "--include="+strings.Join(NodePackages, ","), DebianSuite, dir, mirror)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("debootstrap: %v\n%s", err, tail(string(out), 20))
@@ -141,6 +154,5 @@ func (b *Builder) RootFS(ctx context.Context) (string, error) {
 	if err := os.Rename(tarball+".partial", tarball); err != nil {
 		return "", err
 	}
-	b.logf("node root filesystem: built in %s", time.Since(start).Round(time.Second))
 	return tarball, nil
 }
