@@ -34,7 +34,7 @@ test: deps verify unit
 
 ## unit: the framework's own logic
 unit:
-	$(GO) test -count=1 ./framework/... ./runtimes/... ./fixtures/... ./kind/...
+	$(GO) test -count=1 ./framework/... ./runtimes/... ./fixtures/... ./kind/... ./internal/...
 
 ## cluster: build what is missing (node image, offline) and create the default kind cluster
 cluster:

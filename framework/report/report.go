@@ -255,5 +255,5 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer) 
 	if s != nil {
 		fmt.Print("\n" + Table(m) + "reports in " + dir + "\n")
 	}
-	return nil
+	return WriteSummary(dir, SummarizeRun(r, m, dir))
 }

@@ -4,7 +4,10 @@
 //
 //	ectest-report -o _artifacts _artifacts/cri _artifacts/cluster
 //
-// It exits 1 when any capability is nonconformant.
+// It merges the runs' summaries too, and ends on one line saying how the
+// whole run ended, with its exit code: 0 conformant, 1 nonconformant, 3 the
+// run itself could not be done (a suite wrote no reports, say); 2 is bad
+// input to this command.
 package main
 
 import (
@@ -12,6 +15,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/report"
 )
@@ -25,7 +29,16 @@ func main() {
 	}
 	var ms []capability.Matrix
 	var cs []report.Coverage
+	var ss []report.Summary
 	for _, dir := range flag.Args() {
+		s, err := report.ReadSummary(dir)
+		if err != nil {
+			// The suite ended before writing its reports: its setup failed
+			// or it was killed. Its output says why.
+			s = report.Summary{RunErrors: []string{fmt.Sprintf("%s: the suite wrote no reports (%v); its output says why", dir, err)}}
+			ss = append(ss, s)
+			continue
+		}
 		m, err := report.ReadMatrix(dir)
 		if err != nil {
 			fail(err)
@@ -34,7 +47,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		ms, cs = append(ms, m), append(cs, c)
+		ms, cs, ss = append(ms, m), append(cs, c), append(ss, s)
 	}
 	m := report.Merge(ms...)
 	if err := report.WriteMatrix(*out, m); err != nil {
@@ -44,12 +57,15 @@ func main() {
 		fail(err)
 	}
 	fmt.Print(report.Table(m))
-	if len(m.Nonconformant()) > 0 {
-		os.Exit(1)
+	sum := report.MergeSummaries(*out, ss...)
+	if err := report.WriteSummary(*out, sum); err != nil {
+		fail(err)
 	}
+	fmt.Println(sum.Line)
+	os.Exit(sum.ExitCode)
 }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "ectest-report: "+err.Error())
-	os.Exit(2)
+	os.Exit(framework.ExitBadInput)
 }

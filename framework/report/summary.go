@@ -1,0 +1,208 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// SummaryMDFile renders the summary for people.
+const SummaryMDFile = "summary.md"
+
+// Summary is how a run (or several merged) ended: the verdict counts per
+// layer, the specs, and which failures are the runtime's (a judge said no)
+// and which are the run's own (setup, timeouts, interrupts, leaks). Its
+// exit code and line are what the suite binary and make conformance end on.
+type Summary struct {
+	framework.Outcome
+	Layers []LayerSummary `json:"layers"`
+	Specs  SpecCounts     `json:"specs"`
+	// Nonconformances are failed specs whose judge said no.
+	Nonconformances []string `json:"nonconformances,omitempty"`
+	// RunErrors are failures of the run itself: no verdict either way.
+	RunErrors []string `json:"runErrors,omitempty"`
+	ReportDir string   `json:"reportDir"`
+}
+
+// LayerSummary counts one layer's capability verdicts.
+type LayerSummary struct {
+	Layer         capability.Layer       `json:"layer"`
+	Runtime       capability.RuntimeInfo `json:"runtime"`
+	Conformant    int                    `json:"conformant"`
+	Nonconformant []capability.Name      `json:"nonconformant,omitempty"`
+	NotObserved   int                    `json:"notObserved"`
+	NotApplicable int                    `json:"notApplicable"`
+}
+
+// SpecCounts counts the specs of a run by how they ended.
+type SpecCounts struct {
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+}
+
+// SummarizeRun works out a run's outcome from its merged Ginkgo report and its
+// matrix. A failed spec is a nonconformance when its judge (the It body)
+// failed an assertion; a failure anywhere else (the suite's or a spec's
+// setup and cleanup), a panic, a timeout or an interrupt is the run's own
+// error. Run errors take precedence: a run with any has no trustworthy
+// verdict, whatever else it found.
+func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
+	s := Summary{ReportDir: dir}
+	for _, sr := range r.SpecReports {
+		isSpec := sr.LeafNodeType == types.NodeTypeIt
+		switch {
+		case sr.State.Is(types.SpecStatePassed):
+			if isSpec {
+				s.Specs.Passed++
+			}
+		case sr.State.Is(types.SpecStateSkipped | types.SpecStatePending):
+			if isSpec {
+				s.Specs.Skipped++
+			}
+		default:
+			if isSpec {
+				s.Specs.Failed++
+			}
+			what := sr.FullText()
+			if !isSpec {
+				what = sr.LeafNodeType.String()
+				if sr.LeafNodeText != "" {
+					what += " " + sr.LeafNodeText
+				}
+			}
+			line := fmt.Sprintf("%s: %s", what, firstLine(sr.Failure.Message))
+			if isSpec && sr.State.Is(types.SpecStateFailed) && sr.Failure.FailureNodeType == types.NodeTypeIt {
+				s.Nonconformances = append(s.Nonconformances, line)
+			} else {
+				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s in %s)", line, sr.State, sr.Failure.FailureNodeType))
+			}
+		}
+	}
+	if !r.SuiteSucceeded && len(s.Nonconformances) == 0 && len(s.RunErrors) == 0 {
+		s.RunErrors = append(s.RunErrors, "the suite failed: "+strings.Join(r.SpecialSuiteFailureReasons, "; "))
+	}
+	for _, l := range m.Layers {
+		ls := LayerSummary{Layer: l, Runtime: m.LayerRuntimes[l]}
+		if ls.Runtime == (capability.RuntimeInfo{}) {
+			ls.Runtime = m.Runtime
+		}
+		for _, row := range m.Rows {
+			switch row.Layers[l].Verdict {
+			case capability.Conformant:
+				ls.Conformant++
+			case capability.Nonconformant:
+				ls.Nonconformant = append(ls.Nonconformant, row.Capability)
+			case capability.VerdictNotApplicable:
+				ls.NotApplicable++
+			default:
+				ls.NotObserved++
+			}
+		}
+		s.Layers = append(s.Layers, ls)
+	}
+	s.Outcome = s.outcome()
+	return s
+}
+
+// MergeSummaries adds the summaries of several runs (make conformance's
+// suites) into one, with one outcome for them all.
+func MergeSummaries(dir string, ss ...Summary) Summary {
+	out := Summary{ReportDir: dir}
+	for _, s := range ss {
+		out.Layers = append(out.Layers, s.Layers...)
+		out.Specs.Passed += s.Specs.Passed
+		out.Specs.Failed += s.Specs.Failed
+		out.Specs.Skipped += s.Specs.Skipped
+		out.Nonconformances = append(out.Nonconformances, s.Nonconformances...)
+		out.RunErrors = append(out.RunErrors, s.RunErrors...)
+	}
+	out.Outcome = out.outcome()
+	return out
+}
+
+func (s Summary) outcome() framework.Outcome {
+	var parts []string
+	for _, l := range s.Layers {
+		p := fmt.Sprintf("%s %s %s: %d conformant, %d nonconformant", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant))
+		if len(l.Nonconformant) > 0 {
+			p += " (" + joinNames(l.Nonconformant) + ")"
+		}
+		if l.NotObserved > 0 {
+			p += fmt.Sprintf(", %d not observed", l.NotObserved)
+		}
+		parts = append(parts, p)
+	}
+	parts = append(parts, fmt.Sprintf("specs: %d passed, %d failed, %d skipped", s.Specs.Passed, s.Specs.Failed, s.Specs.Skipped))
+	code, verdict := framework.ExitConformant, "conformant"
+	switch {
+	case len(s.RunErrors) > 0:
+		code, verdict = framework.ExitRunFailed, fmt.Sprintf("RUN FAILED (%d errors of the run itself, no verdict; first: %s)", len(s.RunErrors), truncate(s.RunErrors[0], 200))
+	case len(s.Nonconformances) > 0 || s.nonconformantCells() > 0:
+		code, verdict = framework.ExitNonconformant, fmt.Sprintf("NONCONFORMANT (%d failed requirement checks)", max(len(s.Nonconformances), s.nonconformantCells()))
+	}
+	dir := s.ReportDir
+	if rel, err := filepath.Rel(".", dir); err == nil && !strings.HasPrefix(rel, "..") {
+		dir = rel
+	}
+	line := fmt.Sprintf("ectest: %s; %s; reports in %s/ (exit %d)", verdict, strings.Join(parts, "; "), dir, code)
+	return framework.Outcome{ExitCode: code, Line: line}
+}
+
+func (s Summary) nonconformantCells() int {
+	n := 0
+	for _, l := range s.Layers {
+		n += len(l.Nonconformant)
+	}
+	return n
+}
+
+// SummaryMarkdown renders the summary.
+func SummaryMarkdown(s Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Run summary\n\n%s\n\n", s.Line)
+	fmt.Fprintf(&b, "| layer | runtime | conformant | nonconformant | not observed | not applicable |\n|---|---|---|---|---|---|\n")
+	for _, l := range s.Layers {
+		fmt.Fprintf(&b, "| %s | %s %s | %d | %d %s | %d | %d |\n", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant), joinNames(l.Nonconformant), l.NotObserved, l.NotApplicable)
+	}
+	fmt.Fprintf(&b, "\nSpecs: %d passed, %d failed, %d skipped.\n", s.Specs.Passed, s.Specs.Failed, s.Specs.Skipped)
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		sorted := append([]string(nil), items...)
+		sort.Strings(sorted)
+		fmt.Fprintf(&b, "\n## %s\n\n", title)
+		for _, it := range sorted {
+			fmt.Fprintf(&b, "- %s\n", it)
+		}
+	}
+	list("Nonconformances (a judge said no)", s.Nonconformances)
+	list("Errors of the run itself (no verdict)", s.RunErrors)
+	fmt.Fprintf(&b, "\nExit codes: 0 conformant, 1 nonconformant, 2 bad input, 3 the run could not be done.\n")
+	return b.String()
+}
+
+// WriteSummary writes summary.json and summary.md into dir.
+func WriteSummary(dir string, s Summary) error {
+	return writeJSONAndMarkdown(dir, framework.OutcomeFile, SummaryMDFile, s, SummaryMarkdown(s))
+}
+
+// ReadSummary reads a run's summary.json.
+func ReadSummary(dir string) (Summary, error) {
+	var s Summary
+	return s, readJSON(dir, framework.OutcomeFile, &s)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return truncate(s, 300)
+}
