@@ -2,28 +2,35 @@
 # Tests the suite itself against the embedded runtime: runs the CRI suite
 # serially and in parallel, then checks both runs' reports against the
 # verdicts expected for the embedded runtime's version (suites/selftest).
+# Both runs use the compiled suite binary the way a vendor does: copied to a
+# directory outside the source tree and run with a PATH that has no Go
+# toolchain, so the binary must be self-contained.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
-out=${SELFTEST_DIR:-_artifacts/selftest}
+out=$(realpath -m "${SELFTEST_DIR:-_artifacts/selftest}")
 rm -rf "$out"
 mkdir -p "$out"
-
-$go test -c -o "$out/cri.test" ./suites/cri || exit 1
+bin=$(mktemp -d /tmp/ectest-selftest-bin.XXXXXX)
+trap 'rm -rf "$bin"' EXIT
+$go test -c -o "$bin/cri.test" ./suites/cri || exit 1
+$go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
+plain_path=/usr/sbin:/usr/bin:/sbin:/bin
 runs=""
-# Serial: the plain test binary, as a vendor runs it.
-echo "=== CRI suite, serial"
-"$out/cri.test" -report-dir="$out/serial" -ginkgo.no-color > "$out/serial.log" 2>&1
+# Serial: the plain test binary, as a vendor runs it, from elsewhere.
+echo "=== CRI suite, serial (cri.test from $bin, PATH=$plain_path)"
+(cd "$bin" && env PATH=$plain_path ./cri.test -report-dir="$out/serial" -ginkgo.no-color) > "$out/serial.log" 2>&1
 code=$?
 echo "exit code $code; $(grep -E '^(Ran|FAIL!|SUCCESS!)' "$out/serial.log" | tr '\n' ' ')"
-runs+=" $PWD/$out/serial=$code"
+tail -n 1 "$out/serial.log"
+runs+=" $out/serial=$code"
 # Parallel: through the Ginkgo CLI, four processes, every spec in random order
 # (specs must not depend on each other).
-echo "=== CRI suite, ginkgo -p"
-$go tool ginkgo -p --procs=4 --randomize-all --no-color ./suites/cri -- -report-dir="$PWD/$out/parallel" > "$out/parallel.log" 2>&1
+echo "=== CRI suite, ginkgo -p (the same binary)"
+(cd "$bin" && env PATH=$plain_path ./ginkgo -p --procs=4 --randomize-all --no-color ./cri.test -- -report-dir="$out/parallel") > "$out/parallel.log" 2>&1
 code=$?
 echo "exit code $code; $(grep -E '^(Ran|FAIL!|SUCCESS!)' "$out/parallel.log" | tr '\n' ' ')"
-runs+=" $PWD/$out/parallel=$code"
+runs+=" $out/parallel=$code"
 sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$out/parallel.log"
 
 echo "=== self-test of the reports"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/report"
 	"github.com/onsi/ginkgo/v2/types"
@@ -97,6 +98,22 @@ func TestVerdictsMatchExpectations(t *testing.T) {
 				if got.Verdict != want {
 					t.Errorf("%s: verdict %s, want %s (%s)\n  observed: %v\n  reasons: %v", row.Capability, got.Verdict, want, reason, got.Observed, got.Reasons)
 				}
+			}
+			wantCode := framework.ExitConformant
+			if wantNonconformant {
+				wantCode = framework.ExitNonconformant
+			}
+			sum, err := report.ReadSummary(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.ExitCode != wantCode || !strings.HasPrefix(sum.Line, "ectest: ") {
+				t.Errorf("summary: exit code %d, line %q; want exit code %d (nonconformant capabilities expected: %v)", sum.ExitCode, sum.Line, wantCode, wantNonconformant)
+			}
+			// The suite binary itself exits with the summary's code; the
+			// ginkgo CLI of a parallel run exits 1 on any failure.
+			if filepath.Base(dir) == "serial" && exitCode != wantCode {
+				t.Errorf("suite binary exit code %d, want %d: a vendor relies on 1 exactly when the runtime is nonconformant, 3 when the run could not be done", exitCode, wantCode)
 			}
 			if wantNonconformant != (exitCode != 0) {
 				t.Errorf("suite exit code %d, but nonconformant capabilities expected: %v (a vendor relies on a non-zero exit exactly when a capability is nonconformant)", exitCode, wantNonconformant)
