@@ -2,6 +2,7 @@ package runtimes
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -69,7 +70,36 @@ func Parse(data []byte, source string) (*Profile, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("profile %s: does not declare %s", source, strings.Join(missing, ", "))
 	}
+	if err := checkDeclarations(&p); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", source, err)
+	}
 	return &p, nil
+}
+
+// checkDeclarations refuses a profile that would excuse what no runtime
+// for its OS may lack: a capability mandatory there declared anything but
+// supported, or, on Linux, any capability declared not-applicable (every
+// namespace kind exists there; a runtime that lacks one declares it
+// unsupported and must then refuse it with an error).
+func checkDeclarations(p *Profile) error {
+	var bad []string
+	for _, d := range capability.All() {
+		sup := p.Capabilities[d.Name]
+		switch {
+		case d.MandatoryOnOS(p.OS) && sup != capability.Supported:
+			why := "every runtime must support it"
+			if d.Required {
+				why = "it is required of every runtime"
+			}
+			bad = append(bad, fmt.Sprintf("%s is declared %s, but on %s %s (%s)", d.Name, sup, p.OS, why, strings.Join(d.Requirements, ", ")))
+		case p.OS == "linux" && sup == capability.NotApplicable:
+			bad = append(bad, fmt.Sprintf("%s is declared not-applicable, but every namespace kind exists on linux: declare it unsupported (the runtime must then refuse it with an error)", d.Name))
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // Builtin returns the profiles shipped with the suite, sorted by name.

@@ -79,13 +79,49 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load(cri-o) = %v, %v", p, err)
 	}
 	path := filepath.Join(t.TempDir(), "mine.yaml")
-	if err := os.WriteFile(path, []byte(full("linux", map[string]string{"pid-target": "unsupported"})), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(full("linux", map[string]string{"proc-root-fs": "unsupported"})), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := Load(path); err != nil || p.Capabilities[capability.PIDTarget] != capability.Unsupported {
+	if p, err := Load(path); err != nil || p.Capabilities[capability.ProcRootFS] != capability.Unsupported {
 		t.Errorf("Load(file) = %v, %v", p, err)
 	}
 	if _, err := Load("nope"); err == nil || !strings.Contains(err.Error(), "builtin:") {
 		t.Errorf("Load(nope) = %v", err)
+	}
+}
+
+// A profile cannot excuse what no runtime for its OS may lack: the
+// namespace modes the CRI says runtimes must support and the required
+// capabilities; and on Linux nothing is not-applicable.
+func TestProfilesCannotExcuseMandatoryCapabilities(t *testing.T) {
+	for _, c := range []struct {
+		os, capability, support, want string
+	}{
+		{"linux", "pid-target", "unsupported", "pid-target is declared unsupported, but on linux every runtime must support it"},
+		{"linux", "pid-node", "not-applicable", "pid-node is declared not-applicable, but on linux every runtime must support it"},
+		{"linux", "ipc-pod", "unsupported", "ipc-pod is declared unsupported"},
+		{"linux", "target-id-validation", "not-applicable", "it is required of every runtime"},
+		{"linux", "exec", "unsupported", "it is required of every runtime"},
+		{"linux", "proc-root-fs", "not-applicable", "every namespace kind exists on linux"},
+		{"windows", "net-pod", "not-applicable", "net-pod is declared not-applicable, but on windows every runtime must support it"},
+		{"windows", "unknown-namespace-mode-error", "not-applicable", "it is required of every runtime"},
+	} {
+		decl := map[string]string{c.capability: c.support}
+		if c.os == "windows" {
+			for _, n := range []string{"pid-container", "pid-pod", "pid-node", "pid-target", "pid-target-pod", "target-id-validation", "ipc-pod", "proc-root-fs", "ptrace-rules", "story-ops"} {
+				if n != c.capability {
+					decl[n] = "not-applicable"
+				}
+			}
+		}
+		_, err := Parse([]byte(full(c.os, decl)), "test")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %s: got %v, want an error containing %q", c.os, c.capability, c.support, err, c.want)
+		}
+	}
+	// What the OS cannot have may be declared so.
+	ok := map[string]string{"proc-root-fs": "unsupported", "ptrace-rules": "unsupported", "story-ops": "unsupported"}
+	if _, err := Parse([]byte(full("linux", ok)), "test"); err != nil {
+		t.Errorf("optional capabilities declared unsupported on linux: %v", err)
 	}
 }

@@ -22,7 +22,22 @@ type Definition struct {
 	// others are judged against the declaration: an unsupported mode is
 	// conformant when the runtime refuses it with an error.
 	Required bool `json:"required"`
+	// MandatoryOn lists the node OSes on which a profile must declare the
+	// capability supported: the namespace modes the CRI says every runtime
+	// must support (the shared PID namespace design: PID POD, CONTAINER,
+	// NODE and TARGET; network and IPC POD and NODE), and the required
+	// capabilities wherever the OS's CRI has the field they concern. A
+	// profile cannot excuse them; elsewhere a profile may declare the
+	// capability unsupported, or not-applicable where the OS cannot have it
+	// (WIN-1: Windows shares only the network between containers).
+	MandatoryOn []string `json:"mandatoryOn,omitempty"`
 }
+
+var (
+	linuxOnly   = []string{"linux"}
+	everywhere  = []string{"linux", "windows"}
+	nowhereMust []string
+)
 
 // The capabilities. Keep All in the same order: it is the matrix's row order.
 const (
@@ -46,23 +61,34 @@ const (
 )
 
 var all = []Definition{
-	{PIDContainer, "PID CONTAINER: an isolated PID namespace, the container's own process is PID 1", []string{"CRI-1"}, false},
-	{PIDPod, "PID POD: containers of a sandbox share one PID namespace whose PID 1 is the infra process", []string{"CRI-1"}, false},
-	{PIDNode, "PID NODE: the host's PID namespace", []string{"CRI-1"}, false},
-	{PIDTarget, "PID TARGET into an isolated container: sees that container's processes and no sibling's", []string{"CRI-2"}, false},
-	{PIDTargetPod, "PID TARGET into a container of a POD-mode sandbox joins the pod namespace", []string{"CRI-2"}, false},
-	{TargetIDValidation, "target_id must name a container of the same sandbox; anything else is rejected", []string{"CRI-3"}, true},
-	{UnknownModeError, "an unknown NamespaceMode value is an error, never a silent fallback", []string{"CRI-4", "SKEW-3"}, true},
-	{NetPod, "containers of a sandbox share its network namespace (localhost, IP, hostname)", []string{"CRI-5"}, false},
-	{IPCPod, "containers of a sandbox share its IPC namespace in POD mode", []string{"CRI-5"}, false},
-	{ProcRootFS, "a targeting debug container reads the target's filesystem through /proc/<pid>/root", []string{"CRI-6"}, false},
-	{PtraceRules, "ptrace access rules: another user's process needs SYS_PTRACE, the same user's does not", []string{"SEC-3", "CRI-6", "STORY-DEBUG"}, false},
-	{NoSideEffects, "a debug container's life leaves the target's state, start time, PID and attempt unchanged", []string{"LIFE-5"}, true},
-	{PullAtDebugTime, "the debug image is absent before and pulled at debug time", []string{"LIFE-6"}, true},
-	{Exec, "ExecSync and streaming exec into a debug container", []string{"CRI-8"}, true},
-	{Attach, "attach to a debug container with stdin and a TTY", []string{"CRI-8"}, true},
-	{Logs, "a debug container's output is in its CRI log", []string{"CRI-8", "LIFE-4"}, true},
-	{StoryOps, "the operations story end to end on a distroless target", []string{"STORY-OPS", "CRI-2", "CRI-5", "CRI-6"}, false},
+	{PIDContainer, "PID CONTAINER: an isolated PID namespace, the container's own process is PID 1", []string{"CRI-1"}, false, linuxOnly},
+	{PIDPod, "PID POD: containers of a sandbox share one PID namespace whose PID 1 is the infra process", []string{"CRI-1"}, false, linuxOnly},
+	{PIDNode, "PID NODE: the host's PID namespace", []string{"CRI-1"}, false, linuxOnly},
+	{PIDTarget, "PID TARGET into an isolated container: sees that container's processes and no sibling's", []string{"CRI-2"}, false, linuxOnly},
+	{PIDTargetPod, "PID TARGET into a container of a POD-mode sandbox joins the pod namespace", []string{"CRI-2"}, false, linuxOnly},
+	{TargetIDValidation, "target_id must name a container of the same sandbox; anything else is rejected", []string{"CRI-3"}, true, linuxOnly},
+	{UnknownModeError, "an unknown NamespaceMode value is an error, never a silent fallback", []string{"CRI-4", "SKEW-3"}, true, everywhere},
+	{NetPod, "containers of a sandbox share its network namespace (localhost, IP, hostname)", []string{"CRI-5"}, false, everywhere},
+	{IPCPod, "containers of a sandbox share its IPC namespace in POD mode", []string{"CRI-5"}, false, linuxOnly},
+	{ProcRootFS, "a targeting debug container reads the target's filesystem through /proc/<pid>/root", []string{"CRI-6"}, false, nowhereMust},
+	{PtraceRules, "ptrace access rules: another user's process needs SYS_PTRACE, the same user's does not", []string{"SEC-3", "CRI-6", "STORY-DEBUG"}, false, nowhereMust},
+	{NoSideEffects, "a debug container's life leaves the target's state, start time, PID and attempt unchanged", []string{"LIFE-5"}, true, everywhere},
+	{PullAtDebugTime, "the debug image is absent before and pulled at debug time", []string{"LIFE-6"}, true, everywhere},
+	{Exec, "ExecSync and streaming exec into a debug container", []string{"CRI-8"}, true, everywhere},
+	{Attach, "attach to a debug container with stdin and a TTY", []string{"CRI-8"}, true, everywhere},
+	{Logs, "a debug container's output is in its CRI log", []string{"CRI-8", "LIFE-4"}, true, everywhere},
+	{StoryOps, "the operations story end to end on a distroless target", []string{"STORY-OPS", "CRI-2", "CRI-5", "CRI-6"}, false, nowhereMust},
+}
+
+// MandatoryOnOS reports whether a profile for os must declare the
+// capability supported.
+func (d Definition) MandatoryOnOS(os string) bool {
+	for _, o := range d.MandatoryOn {
+		if o == os {
+			return true
+		}
+	}
+	return false
 }
 
 // All returns every capability definition in matrix order.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ectest/ectest/framework/capability"
 )
 
 // Bad input gets exactly one line on stderr, starting "ectest: ", and exit
@@ -54,6 +56,7 @@ current-context: x
 		{"malformed profile file", "cri", []string{"-profile=" + write("bad-profile.yaml", "name: [unclosed")}, "malformed"},
 		{"unknown capability name", "cri", []string{"-profile=" + write("typo.yaml", "name: typo\nos: linux\ncapabilities:\n  pid-targett: supported\n")}, `unknown capability "pid-targett"`},
 		{"invalid support value", "cri", []string{"-profile=" + write("support.yaml", "name: s\nos: linux\ncapabilities:\n  pid-target: maybe\n")}, `invalid support "maybe"`},
+		{"required capability excused on linux", "cri", []string{"-profile=" + write("excuse.yaml", excusingProfile())}, "target-id-validation is declared not-applicable, but on linux it is required of every runtime"},
 		{"malformed images file", "cri", []string{"-images-file=" + write("images.yaml", "linux: [")}, "images file"},
 		{"unknown image role", "cri", []string{"-images-file=" + write("roles.yaml", "linux:\n  debugger: busybox\n")}, `unknown image role "debugger"`},
 		{"unknown Windows release", "cri", []string{"-images-file=" + write("win.yaml", "windows:\n  ltsc2099:\n    debug: nanoserver\n")}, `unknown Windows release "ltsc2099"`},
@@ -65,6 +68,7 @@ current-context: x
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			var stdout, stderr bytes.Buffer
 			cmd := exec.Command(suiteBinary(t, c.suite), c.args...)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -82,4 +86,19 @@ current-context: x
 			}
 		})
 	}
+}
+
+// excusingProfile is a complete Linux profile that declares a required
+// capability not-applicable: a vendor hiding a nonconformance.
+func excusingProfile() string {
+	var b strings.Builder
+	b.WriteString("name: excuse\nos: linux\ncapabilities:\n")
+	for _, d := range capability.All() {
+		sup := "supported"
+		if d.Name == capability.TargetIDValidation {
+			sup = "not-applicable"
+		}
+		b.WriteString("  " + string(d.Name) + ": " + sup + "\n")
+	}
+	return b.String()
 }
