@@ -19,16 +19,16 @@ CLUSTER_FLAGS ?=
 
 ## conformance: the CRI suite against the embedded runtime and the cluster suite against the default kind
 ## cluster (both made and removed here), reports and one side-by-side capability matrix
-conformance: deps
+conformance:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/conformance.sh
 
 ## conformance-cri: only the CRI suite (no cluster)
-conformance-cri: deps
+conformance-cri:
 	$(GINKGO) -p --procs=$(PROCS) ./suites/cri -- -report-dir=$(REPORT_DIR)/cri $(ECTEST_FLAGS)
 
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime checked against
 ## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)
-test: deps verify unit
+test: verify unit
 	hack/selftest.sh
 	hack/cluster-selftest.sh
 
@@ -53,10 +53,11 @@ verify:
 	hack/verify.sh
 
 ## benchmark: debug container latency with gmeasure (20+ samples), JSON into the report dir
-benchmark: deps
+benchmark:
 	$(GINKGO) --label-filter=benchmark -v ./suites/cri -- -report-dir=$(REPORT_DIR)/benchmark/cri $(ECTEST_FLAGS)
 	$(GINKGO) --label-filter=benchmark -v ./suites/cluster -- -report-dir=$(REPORT_DIR)/benchmark/cluster $(CLUSTER_FLAGS)
 
+## deps: install every host package ectest can use, at once (each entry point installs what it needs anyway)
 deps:
 	hack/install-deps.sh
 
