@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/internal/hostdeps"
 	"github.com/ectest/ectest/fixtures/registry"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +50,9 @@ func Smoke(ctx context.Context, c *Cluster, logf func(string, ...any)) (err erro
 		return err
 	}
 	defer func() { err = errors.Join(err, reg.Close()) }()
+	if err := hostdeps.Ensure(ctx, logf, hostdeps.DebugImage); err != nil {
+		return fmt.Errorf("smoke: debug image: %w", err)
+	}
 	set, err := images.BuildAndPush(ctx, reg.Addr(), images.BuildOptions{})
 	if err != nil {
 		return err
