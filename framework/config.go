@@ -61,7 +61,7 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md")
 	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry")
 	fs.StringVar(&c.Containerd, "embedded-containerd", DefaultContainerd, "containerd binary for the embedded runtime")
-	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", defaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
+	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", DefaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
 	fs.StringVar(&c.Busybox, "busybox", images.DefaultBusybox, "static busybox for the debug image the suite builds (at the default path, Debian's busybox-static is installed when missing)")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "cluster suites: use this existing cluster and create nothing")
 	fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "cluster suites: kind node image to use (e.g. a stock kindest/node) instead of building one offline")
@@ -80,7 +80,8 @@ func defaultReportDir() string {
 	return "_artifacts"
 }
 
-func defaultCNIBinDir() string {
+// DefaultCNIBinDir is where the host keeps its CNI plugins (Debian: /usr/lib/cni).
+func DefaultCNIBinDir() string {
 	for _, d := range []string{"/usr/lib/cni", "/opt/cni/bin"} {
 		if _, err := os.Stat(filepath.Join(d, "bridge")); err == nil {
 			return d
