@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
-	"github.com/ectest/ectest/internal/hostdeps"
 	"github.com/ectest/ectest/fixtures/registry"
+	"github.com/ectest/ectest/internal/hostdeps"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -182,13 +183,19 @@ func (f *Framework) TargetInfoFrom(ctx context.Context, from *Container, port in
 
 // RecordPIDView starts a debug container with o, observes which PID
 // namespace it landed in, and records the observation for capability n:
-// works when the view is want, refused when the runtime returned an error,
-// deviated otherwise. It returns the debug container (nil if refused).
+// works when the view is want, refused when the runtime refused it at
+// create with a refusal code (see JudgeRefusal), deviated otherwise. It returns the debug container (nil if refused).
 func (f *Framework) RecordPIDView(ctx context.Context, n capability.Name, want View, sb *Sandbox, o DebugOptions, target *Container, siblings ...*Container) (*Container, PIDView) {
 	ginkgo.GinkgoHelper()
 	dbg, err := f.TryStartDebug(ctx, sb, o)
 	if err != nil {
-		f.Checker.Record(capability.Observation{Capability: n, Outcome: capability.Refused, Observed: "refused: " + StatusText(err), Evidence: StatusText(err)})
+		// Only a refusal at create, with a refusal code, is the error the
+		// CRI asks of a runtime that does not implement a mode.
+		obs := capability.Observation{Capability: n, Outcome: capability.Refused, Observed: "refused: " + StatusText(err), Evidence: StatusText(err)}
+		if outcome, observed := JudgeRefusal(dbg != nil, err); outcome != capability.Works {
+			obs.Outcome, obs.Observed = outcome, observed
+		}
+		f.Checker.Record(obs)
 		return nil, PIDView{}
 	}
 	view, err := f.ObservePIDs(ctx, dbg, target, siblings...)
@@ -202,4 +209,29 @@ func (f *Framework) RecordPIDView(ctx context.Context, n capability.Name, want V
 	evidence := fmt.Sprintf("wanted: %s\nps in %s:\n%s", want, dbg.Name, view.PS)
 	f.Checker.Record(capability.Observation{Capability: n, Outcome: outcome, Observed: string(view.View), Evidence: evidence})
 	return dbg, view
+}
+
+// NamespaceLink reads the /proc/self/ns/<kind> link ("ipc:[4026531839]")
+// inside a container: its namespace's identity, by inode.
+func (f *Framework) NamespaceLink(ctx context.Context, c *Container, kind string) (string, error) {
+	r, err := f.Exec(ctx, c, "readlink", "/proc/self/ns/"+kind)
+	if err != nil {
+		return "", err
+	}
+	if r.ExitCode != 0 {
+		return "", fmt.Errorf("readlink /proc/self/ns/%s in %s: %s", kind, c.Name, r)
+	}
+	return strings.TrimSpace(r.Stdout), nil
+}
+
+// HostNamespaceLink is the suite process's own /proc/self/ns/<kind> link,
+// which stands for the host's when the runtime is on this machine (a unix
+// socket endpoint) and the suite runs in the host's namespaces; ok is false
+// otherwise (a remote endpoint cannot be decided this way).
+func HostNamespaceLink(endpoint, kind string) (link string, ok bool) {
+	if !strings.HasPrefix(endpoint, "unix://") {
+		return "", false
+	}
+	l, err := os.Readlink("/proc/self/ns/" + kind)
+	return l, err == nil
 }

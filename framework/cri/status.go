@@ -3,6 +3,7 @@ package cri
 import (
 	"fmt"
 
+	"github.com/ectest/ectest/framework/capability"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -21,4 +22,46 @@ func StatusText(err error) string {
 func isNotFound(err error) bool {
 	s, ok := status.FromError(err)
 	return ok && s.Code() == codes.NotFound
+}
+
+// RefusalCodes are the gRPC codes that count as a runtime refusing a
+// request the CRI says it must reject (an unknown namespace mode, a
+// target_id naming no container of the sandbox, a mode it does not
+// implement). The CRI prescribes no code ("it must return an error"), and
+// the kubelet turns any CreateContainer error into CreateContainerError
+// and never runs the container, so every code that speaks of the request
+// counts: InvalidArgument, NotFound, FailedPrecondition (a target that is
+// not running), OutOfRange, Unimplemented, and Unknown (what gRPC gives a
+// plain Go error, and what containerd answers for most of its validation
+// errors). Codes that speak of the runtime or the transport instead
+// (Unavailable, DeadlineExceeded, Canceled, ResourceExhausted, Aborted,
+// Internal, DataLoss, Unauthenticated, PermissionDenied, AlreadyExists) do
+// not: a client cannot tell them from an outage, and retries them.
+var RefusalCodes = map[codes.Code]bool{
+	codes.InvalidArgument:    true,
+	codes.NotFound:           true,
+	codes.FailedPrecondition: true,
+	codes.OutOfRange:         true,
+	codes.Unimplemented:      true,
+	codes.Unknown:            true,
+}
+
+// JudgeRefusal judges how a runtime answered a request it must refuse.
+// created says the create call (CreateContainer) had succeeded and err
+// came from StartContainer; for RunPodSandbox, which creates and starts in
+// one call, it is false. A refusal counts only at the create call and with
+// one of RefusalCodes; anything else is its own observation, and a
+// deviation.
+func JudgeRefusal(created bool, err error) (capability.Outcome, string) {
+	if err == nil {
+		return capability.Deviated, "accepted"
+	}
+	code := status.Code(err)
+	switch {
+	case created:
+		return capability.Deviated, fmt.Sprintf("accepted at CreateContainer, then failed at StartContainer with %s", code)
+	case !RefusalCodes[code]:
+		return capability.Deviated, fmt.Sprintf("failed with %s, a code of the runtime or transport, not a refusal of the request", code)
+	}
+	return capability.Works, "rejected: " + code.String()
 }

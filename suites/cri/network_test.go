@@ -45,8 +45,18 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 			if !containsAddr(info.Addresses, podIP) {
 				problems = append(problems, fmt.Sprintf("the sandbox IP %q is not on the target's interfaces %v", podIP, info.Addresses))
 			}
+			// Negative control: the pod's network namespace is not the host's.
+			netns, err := f.NamespaceLink(ctx, dbg, "net")
+			Expect(err).NotTo(HaveOccurred())
+			hostNote := "the host's network namespace is not decidable remotely"
+			if host, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, "net"); ok {
+				hostNote = "host " + host
+				if netns == host {
+					problems = append(problems, "the sandbox's network namespace is the host's ("+host+")")
+				}
+			}
 			obs := capability.Observation{Capability: capability.NetPod, Outcome: capability.Works, Observed: "shared network namespace",
-				Evidence: fmt.Sprintf("sandbox IP %s, hostname %s\ntarget /info: %+v\ndebug `ip -o addr show`:\n%s", podIP, sb.Config.Hostname, info, addrs)}
+				Evidence: fmt.Sprintf("sandbox IP %s, hostname %s\ndebug container's network namespace %s (%s)\ntarget /info: %+v\ndebug `ip -o addr show`:\n%s", podIP, sb.Config.Hostname, netns, hostNote, info, addrs)}
 			if len(problems) > 0 {
 				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
 			}
@@ -62,17 +72,44 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
 			f.TargetInfoFrom(ctx, dbg, cri.TargetPort) // the segment exists once the target serves
 			shm := f.MustExec(ctx, dbg, "cat", "/proc/sysvipc/shm")
-			obs := capability.Observation{Capability: capability.IPCPod, Outcome: capability.Deviated, Observed: "target's segment not visible",
-				Evidence: fmt.Sprintf("the target created a SysV shm segment with key %d; /proc/sysvipc/shm in the debug container:\n%s", key, shm)}
-			for _, line := range strings.Split(shm, "\n") {
-				fields := strings.Fields(line)
-				if len(fields) > 0 && fields[0] == strconv.Itoa(key) {
-					obs.Outcome, obs.Observed = capability.Works, "shared IPC namespace"
+			// Negative controls: a container of another sandbox must not see
+			// the segment, and the pod's IPC namespace is not the host's.
+			other := f.RunSandbox(ctx, cri.SandboxOptions{})
+			outsider := f.StartDebug(ctx, other, cri.DebugOptions{Name: "outsider"})
+			outside := f.MustExec(ctx, outsider, "cat", "/proc/sysvipc/shm")
+			ipcns, err := f.NamespaceLink(ctx, dbg, "ipc")
+			Expect(err).NotTo(HaveOccurred())
+			hostNote := "the host's IPC namespace is not decidable remotely"
+			obs := capability.Observation{Capability: capability.IPCPod, Outcome: capability.Deviated, Observed: "target's segment not visible"}
+			if hasShmKey(shm, key) {
+				obs.Outcome, obs.Observed = capability.Works, "shared IPC namespace"
+			}
+			var problems []string
+			if hasShmKey(outside, key) {
+				problems = append(problems, "the target's segment is visible from another sandbox: sandboxes share one IPC namespace")
+			}
+			if host, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, "ipc"); ok {
+				hostNote = "host " + host
+				if ipcns == host {
+					problems = append(problems, "the sandbox's IPC namespace is the host's ("+host+")")
 				}
 			}
+			if len(problems) > 0 {
+				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
+			}
+			obs.Evidence = fmt.Sprintf("the target created a SysV shm segment with key %d; debug container's IPC namespace %s (%s)\n/proc/sysvipc/shm in the debug container:\n%s\nin a container of another sandbox:\n%s", key, ipcns, hostNote, shm, outside)
 			f.Checker.Record(obs)
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+func hasShmKey(shm string, key int) bool {
+	for _, line := range strings.Split(shm, "\n") {
+		if fields := strings.Fields(line); len(fields) > 0 && fields[0] == strconv.Itoa(key) {
+			return true
+		}
+	}
+	return false
+}
 
 func containsAddr(cidrs []string, ip string) bool {
 	for _, c := range cidrs {

@@ -28,7 +28,8 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: id})
 			obs := capability.Observation{Capability: capability.TargetIDValidation, Case: name}
 			if err != nil {
-				obs.Outcome, obs.Observed, obs.Evidence = capability.Works, "rejected: "+grpcCode(err), cri.StatusText(err)
+				obs.Outcome, obs.Observed = cri.JudgeRefusal(dbg != nil, err)
+				obs.Evidence = cri.StatusText(err)
 			} else {
 				obs.Outcome, obs.Observed = capability.Deviated, "accepted"
 				view, perr := f.ObservePIDs(ctx, dbg, target)
@@ -60,6 +61,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 			obs := capability.Observation{Capability: capability.UnknownModeError, Case: name}
 			var err error
 			var evidence string
+			created := false // CreateContainer succeeded (err came from StartContainer)
 			if where == "sandbox" {
 				opts := cri.SandboxOptions{}
 				setMode(&opts.PID, &opts.Network, &opts.IPC, which)
@@ -74,6 +76,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 				setMode(&o.PID, &o.Network, &o.IPC, which)
 				var dbg *cri.Container
 				dbg, err = f.TryStartDebug(ctx, sb, o)
+				created = dbg != nil
 				if err == nil {
 					evidence = "CreateContainer and StartContainer succeeded"
 					if which == "pid" {
@@ -83,7 +86,8 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 				}
 			}
 			if err != nil {
-				obs.Outcome, obs.Observed, obs.Evidence = capability.Works, "rejected: "+grpcCode(err), cri.StatusText(err)
+				obs.Outcome, obs.Observed = cri.JudgeRefusal(created, err)
+				obs.Evidence = cri.StatusText(err)
 			} else {
 				obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "accepted silently", evidence
 			}
@@ -107,14 +111,6 @@ func setMode(pid, network, ipc *runtimeapi.NamespaceMode, which string) {
 	case "ipc":
 		*ipc = unknownMode
 	}
-}
-
-func grpcCode(err error) string {
-	s := cri.StatusText(err)
-	if i := strings.Index(s, ":"); i > 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func orEmpty(err error) string {
