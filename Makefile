@@ -12,7 +12,7 @@ KUBERNETES_VERSION ?=
 KIND_NODE_IMAGE ?=
 KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
 
-.PHONY: conformance conformance-cri test unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: conformance conformance-cri test mutation unit verify benchmark deps clean cluster cluster-down node-image
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -30,7 +30,13 @@ conformance-cri:
 ## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)
 test: verify unit
 	hack/selftest.sh
+	hack/mutation.sh
 	hack/cluster-selftest.sh
+
+## mutation: the CRI suite through every fault of the fault-injecting CRI proxy (a self-test); a surviving
+## fault fails it. Reports in $(REPORT_DIR)/mutation (FAULTS=a,b for some)
+mutation:
+	REPORT_DIR=$(REPORT_DIR) hack/mutation.sh
 
 ## unit: the framework's own logic
 unit:

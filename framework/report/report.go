@@ -75,10 +75,40 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 	return errors.Join(errs...)
 }
 
+// selfTestMarker is what the fault-injecting CRI proxy (a self-test tool,
+// fixtures/criproxy) appends to the runtime version it reports.
+const selfTestMarker = "+ectest-criproxy:"
+
+// SelfTest names the fault when a matrix was made through the
+// fault-injecting CRI proxy: such a report is a self-test of the suite,
+// never a conformance result.
+func SelfTest(m capability.Matrix) (fault string, ok bool) {
+	rts := []capability.RuntimeInfo{m.Runtime}
+	for _, rt := range m.LayerRuntimes {
+		rts = append(rts, rt)
+	}
+	for _, rt := range rts {
+		if i := strings.Index(rt.Version, selfTestMarker); i >= 0 {
+			return rt.Version[i+len(selfTestMarker):], true
+		}
+	}
+	return "", false
+}
+
+func selfTestBanner(m capability.Matrix) string {
+	if fault, ok := SelfTest(m); ok {
+		return fmt.Sprintf("SELF-TEST: made through the fault-injecting CRI proxy with fault %q; not a conformance result\n", fault)
+	}
+	return ""
+}
+
 // Markdown renders the matrix as a Markdown document.
 func Markdown(m capability.Matrix) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Capability matrix\n\n")
+	if banner := selfTestBanner(m); banner != "" {
+		fmt.Fprintf(&b, "**%s**\n", strings.TrimSpace(banner))
+	}
 	if layered(m) {
 		for _, l := range m.Layers {
 			rt := m.LayerRuntimes[l]
@@ -165,6 +195,7 @@ func Table(m capability.Matrix) string {
 		}
 	}
 	var b strings.Builder
+	b.WriteString(selfTestBanner(m))
 	if layered(m) {
 		fmt.Fprintf(&b, "Capability matrix, profile %s\n", m.Profile)
 		for _, l := range m.Layers {

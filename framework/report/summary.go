@@ -151,6 +151,12 @@ func (s Summary) outcome() framework.Outcome {
 		dir = rel
 	}
 	line := fmt.Sprintf("ectest: %s; %s; reports in %s/ (exit %d)", verdict, strings.Join(parts, "; "), dir, code)
+	for _, l := range s.Layers {
+		if strings.Contains(l.Runtime.Version, selfTestMarker) {
+			line = "ectest: SELF-TEST through the fault-injecting CRI proxy, not a conformance result: " + strings.TrimPrefix(line, "ectest: ")
+			break
+		}
+	}
 	return framework.Outcome{ExitCode: code, Line: line}
 }
 
