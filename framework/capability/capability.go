@@ -160,6 +160,10 @@ const (
 	NotObserved   Verdict = "not-observed"
 	// VerdictNotApplicable: declared not applicable and not exercised.
 	VerdictNotApplicable Verdict = "not-applicable"
+	// VerdictError: the spec that observed it failed for a reason of its
+	// own (its environment, a helper), so the observation is no verdict;
+	// the run fails as a run, not as the runtime's nonconformance.
+	VerdictError Verdict = "error"
 )
 
 // Judge decides whether an outcome is conformant for what was declared.

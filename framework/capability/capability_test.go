@@ -102,3 +102,36 @@ func TestComputeMatrix(t *testing.T) {
 		t.Errorf("Nonconformant() = %v", nc)
 	}
 }
+
+// A cell never contradicts its spec: a spec that failed with no
+// nonconformant observation makes its observations errors, not verdicts;
+// a failure explained by a nonconformance leaves the others' verdicts.
+func TestFailedSpecMakesItsObservationsErrors(t *testing.T) {
+	declared := map[Name]Support{PIDTarget: Supported, StoryOps: Supported, ProcRootFS: Unsupported}
+	m := Compute(RuntimeInfo{}, "p", declared, []Layer{LayerCRI}, []SpecObservations{
+		{Spec: SpecRef{Name: "helper timed out after observing [CRI-2]", State: "failed"},
+			Observations: []Observation{{Capability: PIDTarget, Layer: LayerCRI, Outcome: Works}}},
+		{Spec: SpecRef{Name: "explained [STORY-OPS]", State: "failed"},
+			Observations: []Observation{{Capability: ProcRootFS, Layer: LayerCRI, Outcome: Works}, {Capability: StoryOps, Layer: LayerCRI, Outcome: Deviated}}},
+	})
+	row := func(n Name) Cell {
+		for _, r := range m.Rows {
+			if r.Capability == n {
+				return r.Layers[LayerCRI]
+			}
+		}
+		return Cell{}
+	}
+	if c := row(PIDTarget); c.Verdict != VerdictError {
+		t.Errorf("pid-target: %s, want error", c.Verdict)
+	}
+	if c := row(StoryOps); c.Verdict != Nonconformant {
+		t.Errorf("story-ops: %s", c.Verdict)
+	}
+	if c := row(ProcRootFS); c.Verdict != Conformant || !c.ProfileMismatch {
+		t.Errorf("proc-root-fs: %s, mismatch %v", c.Verdict, c.ProfileMismatch)
+	}
+	if e := m.Errors(); len(e) != 1 || e[0] != PIDTarget {
+		t.Errorf("Errors() = %v", e)
+	}
+}

@@ -28,6 +28,8 @@ type Cell struct {
 	Specs        []SpecRef     `json:"specs,omitempty"`
 	Requirements []string      `json:"requirements,omitempty"`
 	Observations []Observation `json:"observations,omitempty"`
+	// ProfileMismatch: declared unsupported, yet observed working.
+	ProfileMismatch bool `json:"profileMismatch,omitempty"`
 }
 
 // Row is one capability across layers.
@@ -60,7 +62,10 @@ type SpecObservations struct {
 // Compute builds the matrix. Each observation is judged against the declared
 // support; a cell is nonconformant if any of its observations is; a cell whose
 // specs ran but recorded nothing (they failed or were skipped before
-// observing) is not-observed.
+// observing) is not-observed. A cell can never contradict its spec: when a
+// spec failed and none of its observations explains the failure (none is
+// nonconformant), its observations are no verdict, and their cells say
+// error unless another spec found them nonconformant.
 func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers []Layer, specs []SpecObservations) Matrix {
 	m := Matrix{Runtime: rt, Profile: profile, Layers: layers}
 	byCap := map[Name]map[Layer]*Cell{}
@@ -75,6 +80,14 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 	}
 	for _, s := range specs {
 		seen := map[Name]map[Layer]bool{}
+		unexplained := failedState(s.Spec.State)
+		for _, o := range s.Observations {
+			if def, err := Lookup(string(o.Capability)); err == nil {
+				if v, _ := Judge(def, declared[o.Capability], o.Outcome); v == Nonconformant {
+					unexplained = false
+				}
+			}
+		}
 		for _, o := range s.Observations {
 			def, err := Lookup(string(o.Capability))
 			if err != nil {
@@ -89,9 +102,19 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 			for _, r := range o.Requirements {
 				c.Requirements = appendUnique(c.Requirements, r)
 			}
+			if unexplained {
+				o.Verdict, o.Reason = VerdictError, "the spec ended "+s.Spec.State+" after this observation: no verdict"
+				c.Reasons = appendUnique(c.Reasons, o.Reason)
+				c.Observations[len(c.Observations)-1] = o
+			}
+			if o.Outcome == Works && o.Declared == Unsupported {
+				c.ProfileMismatch = true
+			}
 			switch {
 			case o.Verdict == Nonconformant:
 				c.Verdict = Nonconformant
+			case o.Verdict == VerdictError && c.Verdict != Nonconformant:
+				c.Verdict = VerdictError
 			case c.Verdict == NotObserved:
 				c.Verdict = Conformant
 			}
@@ -120,6 +143,44 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 		m.Rows = append(m.Rows, row)
 	}
 	return m
+}
+
+// failedState is a Ginkgo spec state in which the spec did not pass (its
+// report's State string).
+func failedState(state string) bool {
+	switch state {
+	case "failed", "panicked", "timedout", "interrupted", "aborted":
+		return true
+	}
+	return false
+}
+
+// Errors lists the capabilities whose verdict is error at any layer.
+func (m Matrix) Errors() []Name {
+	var out []Name
+	for _, r := range m.Rows {
+		for _, l := range m.Layers {
+			if r.Layers[l].Verdict == VerdictError {
+				out = append(out, r.Capability)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ProfileMismatches lists the capabilities declared unsupported but seen working.
+func (m Matrix) ProfileMismatches() []Name {
+	var out []Name
+	for _, r := range m.Rows {
+		for _, l := range m.Layers {
+			if r.Layers[l].ProfileMismatch {
+				out = append(out, r.Capability)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Nonconformant lists the capabilities judged nonconformant at any layer.

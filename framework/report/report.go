@@ -139,8 +139,11 @@ func Markdown(m capability.Matrix) string {
 		for _, l := range m.Layers {
 			c := row.Layers[l]
 			v := string(c.Verdict)
-			if c.Verdict == capability.Nonconformant {
+			if c.Verdict == capability.Nonconformant || c.Verdict == capability.VerdictError {
 				v = "**" + v + "**"
+			}
+			if c.ProfileMismatch {
+				v += " (profile mismatch: declared unsupported, works)"
 			}
 			fmt.Fprintf(&b, " %s | %s |", mdEscape(strings.Join(c.Observed, "; ")), v)
 		}
@@ -163,7 +166,7 @@ func Markdown(m capability.Matrix) string {
 					name = o.Case + ": " + o.Observed
 				}
 				fmt.Fprintf(&b, "- %s: %s (%s)\n", o.Verdict, name, o.Reason)
-				if o.Evidence != "" && o.Verdict == capability.Nonconformant {
+				if o.Evidence != "" && (o.Verdict == capability.Nonconformant || o.Verdict == capability.VerdictError) {
 					fmt.Fprintf(&b, "\n```\n%s\n```\n", strings.TrimRight(o.Evidence, "\n"))
 				}
 			}

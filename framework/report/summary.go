@@ -37,6 +37,11 @@ type LayerSummary struct {
 	Nonconformant []capability.Name      `json:"nonconformant,omitempty"`
 	NotObserved   int                    `json:"notObserved"`
 	NotApplicable int                    `json:"notApplicable"`
+	// Errors are capabilities whose spec failed for a reason of its own
+	// after observing them: no verdict.
+	Errors []capability.Name `json:"errors,omitempty"`
+	// ProfileMismatches are declared unsupported yet observed working.
+	ProfileMismatches []capability.Name `json:"profileMismatches,omitempty"`
 }
 
 // SpecCounts counts the specs of a run by how they ended.
@@ -100,8 +105,14 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 				ls.Nonconformant = append(ls.Nonconformant, row.Capability)
 			case capability.VerdictNotApplicable:
 				ls.NotApplicable++
+			case capability.VerdictError:
+				ls.Errors = append(ls.Errors, row.Capability)
+				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): its spec failed for a reason of its own after observing it: no verdict", row.Capability, l))
 			default:
 				ls.NotObserved++
+			}
+			if row.Layers[l].ProfileMismatch {
+				ls.ProfileMismatches = append(ls.ProfileMismatches, row.Capability)
 			}
 		}
 		s.Layers = append(s.Layers, ls)
@@ -135,6 +146,12 @@ func (s Summary) outcome() framework.Outcome {
 		}
 		if l.NotObserved > 0 {
 			p += fmt.Sprintf(", %d not observed", l.NotObserved)
+		}
+		if len(l.Errors) > 0 {
+			p += fmt.Sprintf(", %d error (%s)", len(l.Errors), joinNames(l.Errors))
+		}
+		if len(l.ProfileMismatches) > 0 {
+			p += fmt.Sprintf(", profile mismatch: %s declared unsupported but works", joinNames(l.ProfileMismatches))
 		}
 		parts = append(parts, p)
 	}
