@@ -41,6 +41,9 @@ type Session struct {
 	Timeouts framework.Timeouts
 	// Registry is the loopback registry's host:port ("" when there is none).
 	Registry string
+	// Endpoint is the runtime's CRI endpoint: a unix socket means the
+	// runtime runs on this machine, whose namespaces the suite can read.
+	Endpoint string
 }
 
 // Framework is one spec's view of the runtime: everything it creates gets a
@@ -158,6 +161,8 @@ type Container struct {
 	Config  *runtimeapi.ContainerConfig
 	// Marker is an argv substring unique to this container's main process.
 	Marker string
+	// Port is a target's HTTP port (0 for other containers).
+	Port int
 }
 
 // LogPath is the container's log file on the host.

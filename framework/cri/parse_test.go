@@ -112,3 +112,24 @@ func TestParseLog(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeLinks(t *testing.T) {
+	const a, b, c, h = "pid:[1]", "pid:[2]", "pid:[3]", "pid:[4026531836]"
+	for _, tc := range []struct {
+		name               string
+		self, target, host string
+		siblings           []string
+		want               View
+	}{
+		{"host namespace", h, b, h, []string{c}, ViewNode},
+		{"joined the target, not the sibling", b, b, h, []string{c}, ViewTarget},
+		{"joined the target, which shares with the sibling", b, b, h, []string{b}, ViewPod},
+		{"joined the target, no sibling to tell pod from target", b, b, h, nil, ""},
+		{"elsewhere: own or pod, links cannot tell", a, b, h, []string{c}, ""},
+		{"remote runtime, no target", a, "", "", nil, ""},
+	} {
+		if got := JudgeLinks(tc.self, tc.target, tc.siblings, tc.host); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -56,7 +57,7 @@ func (f *Framework) StartTarget(ctx context.Context, sb *Sandbox, o TargetOption
 		Name: o.Name, Image: f.Images[images.Target], Args: args,
 		PID: o.PID, PIDSet: o.PIDSet, RunAsUser: o.RunAsUser, Env: o.Env,
 	})
-	c.Marker = f.TargetMarker(o.Name)
+	c.Marker, c.Port = f.TargetMarker(o.Name), o.Port
 	return c
 }
 
@@ -135,9 +136,35 @@ type PIDView struct {
 	View      View
 	Processes []Process
 	PS        string
+	// Links are the PID namespace identities compared ("observer",
+	// "target", a sibling's name, "host"), and Judged says what they alone
+	// decided ("" when they decide nothing here).
+	Links  map[string]string
+	Judged View
 }
 
-// ObservePIDs runs ps in observer and classifies its PID namespace.
+// Evidence is the ps output and the namespace links, for a report.
+func (v PIDView) Evidence() string {
+	var keys []string
+	for k := range v.Links {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %s\n", k, v.Links[k])
+	}
+	return fmt.Sprintf("PID namespace links (by inode):\n%sps:\n%s", b.String(), v.PS)
+}
+
+// ObservePIDs decides which PID namespace observer is in. The judge is the
+// namespaces' identity: the observer's /proc/self/ns/pid link against the
+// target's and the siblings' own (read by the target program, GET /info)
+// and, for a runtime on this machine, the host's. The processes ps shows,
+// matched by argv markers, are evidence and decide only what the links
+// cannot (pod or target namespace, with no sibling that reports its
+// links). Where the two disagree the view is unrecognized, with both in
+// the evidence.
 func (f *Framework) ObservePIDs(ctx context.Context, observer *Container, target *Container, siblings ...*Container) (PIDView, error) {
 	procs, raw, err := f.Processes(ctx, observer)
 	if err != nil {
@@ -150,7 +177,63 @@ func (f *Framework) ObservePIDs(ctx context.Context, observer *Container, target
 	for _, s := range siblings {
 		m.Siblings = append(m.Siblings, s.Marker)
 	}
-	return PIDView{View: Classify(procs, m), Processes: procs, PS: raw}, nil
+	v := PIDView{View: Classify(procs, m), Processes: procs, PS: raw, Links: map[string]string{}}
+	self, err := f.NamespaceLink(ctx, observer, "pid")
+	if err != nil {
+		return v, err
+	}
+	v.Links["observer"] = self
+	var targetLink string
+	var siblingLinks []string
+	if target != nil && target.Port != 0 {
+		targetLink = f.TargetInfoFrom(ctx, observer, target.Port).Namespaces["pid"]
+		v.Links["target"] = targetLink
+	}
+	for _, s := range siblings {
+		if s.Port != 0 {
+			l := f.TargetInfoFrom(ctx, observer, s.Port).Namespaces["pid"]
+			v.Links[s.Name] = l
+			siblingLinks = append(siblingLinks, l)
+		}
+	}
+	hostLink, local := HostNamespaceLink(f.Endpoint, "pid")
+	if local {
+		v.Links["host"] = hostLink
+	}
+	v.Judged = JudgeLinks(self, targetLink, siblingLinks, hostLink)
+	switch {
+	case v.Judged != "" && v.Judged != v.View:
+		v.PS += fmt.Sprintf("\nthe namespace links say %q, the processes visible say %q\n", v.Judged, v.View)
+		v.View = ViewOther
+	case local && self != hostLink && v.View == ViewNode:
+		v.PS += fmt.Sprintf("\nthe processes visible say %q, but the observer's PID namespace is not the host's\n", v.View)
+		v.View = ViewOther
+	}
+	return v, nil
+}
+
+// JudgeLinks decides a PID view from namespace identities alone: the
+// observer's, the target's and siblings' ("" when unknown), and the
+// host's ("" when not decidable). It returns "" when they do not decide
+// (its own namespace and the pod's, whose PID 1 reports no link, look alike).
+func JudgeLinks(self, target string, siblings []string, host string) View {
+	if self == "" {
+		return ""
+	}
+	if host != "" && self == host {
+		return ViewNode
+	}
+	siblingShares := false
+	for _, s := range siblings {
+		siblingShares = siblingShares || s == self
+	}
+	switch {
+	case target != "" && self == target && siblingShares:
+		return ViewPod
+	case target != "" && self == target && len(siblings) > 0:
+		return ViewTarget
+	}
+	return ""
 }
 
 // PIDOf returns the PID, as the observer sees it, of the process with marker.
@@ -206,7 +289,7 @@ func (f *Framework) RecordPIDView(ctx context.Context, n capability.Name, want V
 	if view.View != want {
 		outcome = capability.Deviated
 	}
-	evidence := fmt.Sprintf("wanted: %s\nps in %s:\n%s", want, dbg.Name, view.PS)
+	evidence := fmt.Sprintf("wanted: %s\nin %s: %s", want, dbg.Name, view.Evidence())
 	f.Checker.Record(capability.Observation{Capability: n, Outcome: outcome, Observed: string(view.View), Evidence: evidence})
 	return dbg, view
 }

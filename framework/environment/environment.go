@@ -265,7 +265,7 @@ func (e *Environment) Session() (*cri.Session, error) {
 	}
 	return &cri.Session{
 		Runtime: rt, Image: img, Images: e.Images, Handler: e.RuntimeHandler, RunID: e.RunID,
-		LogRoot: e.LogRoot, Registry: e.Registry, Timeouts: framework.DefaultTimeouts,
+		LogRoot: e.LogRoot, Registry: e.Registry, Endpoint: e.RuntimeEndpoint, Timeouts: framework.DefaultTimeouts,
 		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI},
 	}, nil
 }
