@@ -50,6 +50,8 @@ const (
 	UnknownModeError   Name = "unknown-namespace-mode-error"
 	NetPod             Name = "net-pod"
 	IPCPod             Name = "ipc-pod"
+	NetNode            Name = "net-node"
+	IPCNode            Name = "ipc-node"
 	ProcRootFS         Name = "proc-root-fs"
 	PtraceRules        Name = "ptrace-rules"
 	NoSideEffects      Name = "no-side-effects"
@@ -70,6 +72,8 @@ var all = []Definition{
 	{UnknownModeError, "an unknown NamespaceMode value is an error, never a silent fallback", []string{"CRI-4", "SKEW-3"}, true, everywhere},
 	{NetPod, "containers of a sandbox share its network namespace (localhost, IP, hostname)", []string{"CRI-5"}, false, everywhere},
 	{IPCPod, "containers of a sandbox share its IPC namespace in POD mode", []string{"CRI-5"}, false, linuxOnly},
+	{NetNode, "network NODE: a sandbox in the host's network namespace", []string{"CRI-5"}, false, linuxOnly},
+	{IPCNode, "IPC NODE: a sandbox in the host's IPC namespace", []string{"CRI-5"}, false, linuxOnly},
 	{ProcRootFS, "a targeting debug container reads the target's filesystem through /proc/<pid>/root", []string{"CRI-6"}, false, nowhereMust},
 	{PtraceRules, "ptrace access rules: another user's process needs SYS_PTRACE, the same user's does not", []string{"SEC-3", "CRI-6", "STORY-DEBUG"}, false, nowhereMust},
 	{NoSideEffects, "a debug container's life leaves the target's state, start time, PID and attempt unchanged", []string{"LIFE-5"}, true, everywhere},

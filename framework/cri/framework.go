@@ -93,11 +93,15 @@ func (f *Framework) sandboxConfig(opts SandboxOptions) (*runtimeapi.PodSandboxCo
 	if pid == runtimeapi.NamespaceMode_POD && !opts.SharePID {
 		pid = runtimeapi.NamespaceMode_CONTAINER
 	}
+	hostname := name
+	if opts.Network == runtimeapi.NamespaceMode_NODE {
+		hostname = "" // a host-network sandbox has the host's name, as the kubelet sends it
+	}
 	return &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: name, Namespace: "ectest-" + f.RunID, Uid: name,
 		},
-		Hostname:     name,
+		Hostname:     hostname,
 		LogDirectory: logDir,
 		Labels:       map[string]string{LabelSuite: "cri", LabelRun: f.RunID, LabelSpec: f.Token},
 		Linux: &runtimeapi.LinuxPodSandboxConfig{

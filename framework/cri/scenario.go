@@ -46,6 +46,25 @@ func (f *Framework) TargetToken(name string) string { return f.Token + "-" + nam
 // StartTarget starts the target program in the sandbox.
 func (f *Framework) StartTarget(ctx context.Context, sb *Sandbox, o TargetOptions) *Container {
 	ginkgo.GinkgoHelper()
+	opts, port := f.targetContainerOptions(o)
+	c := f.StartContainer(ctx, sb, opts)
+	c.Marker, c.Port = f.TargetMarker(o.Name), port
+	return c
+}
+
+// CreateTarget only creates a target (it is never started).
+func (f *Framework) CreateTarget(ctx context.Context, sb *Sandbox, o TargetOptions) *Container {
+	ginkgo.GinkgoHelper()
+	opts, port := f.targetContainerOptions(o)
+	c, err := f.TryCreateContainer(ctx, sb, opts)
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("create container %q: %s", o.Name, StatusText(err)))
+	}
+	c.Marker, c.Port = f.TargetMarker(o.Name), port
+	return c
+}
+
+func (f *Framework) targetContainerOptions(o TargetOptions) (ContainerOptions, int) {
 	if o.Port == 0 {
 		o.Port = TargetPort
 	}
@@ -53,12 +72,10 @@ func (f *Framework) StartTarget(ctx context.Context, sb *Sandbox, o TargetOption
 	if o.ShmKey != 0 {
 		args = append(args, fmt.Sprintf("--shm-key=%d", o.ShmKey))
 	}
-	c := f.StartContainer(ctx, sb, ContainerOptions{
+	return ContainerOptions{
 		Name: o.Name, Image: f.Images[images.Target], Args: args,
 		PID: o.PID, PIDSet: o.PIDSet, RunAsUser: o.RunAsUser, Env: o.Env,
-	})
-	c.Marker, c.Port = f.TargetMarker(o.Name), o.Port
-	return c
+	}, o.Port
 }
 
 // DebugOptions shape a debug container (busybox).

@@ -12,38 +12,46 @@ import (
 )
 
 var _ = Describe("The target's filesystem", framework.Label(framework.LabelCRI, framework.LabelFilesystem, framework.LabelLinuxOnly), func() {
-	It("a debug container targeting a container reads its files through /proc/<pid>/root [CRI-6]", framework.Label(string(capability.ProcRootFS)), func(ctx SpecContext) {
-		f := newFramework(capability.ProcRootFS)
-		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
-		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
-		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
-		f.TargetInfoFrom(ctx, dbg, cri.TargetPort) // the marker is written before the target serves
-		view, err := f.ObservePIDs(ctx, dbg, target)
-		if err != nil {
-			Fail(err.Error())
-		}
-		obs := capability.Observation{Capability: capability.ProcRootFS}
-		pid, ok := view.PIDOf(target.Marker)
-		if !ok {
-			obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "target process not visible", view.PS
+	DescribeTable("a debug container sharing the target's PID namespace reads its files through /proc/<pid>/root [CRI-6]", framework.Label(string(capability.ProcRootFS)),
+		func(ctx SpecContext, sandbox cri.SandboxOptions, targetPID runtimeapi.NamespaceMode, debugPID runtimeapi.NamespaceMode) {
+			f := newFramework(capability.ProcRootFS)
+			sb := f.RunSandbox(ctx, sandbox)
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: targetPID, PIDSet: true})
+			o := cri.DebugOptions{Name: "debug", PID: debugPID, PIDSet: true}
+			if debugPID == runtimeapi.NamespaceMode_TARGET {
+				o.TargetID = target.ID
+			}
+			dbg := f.StartDebug(ctx, sb, o)
+			f.TargetInfoFrom(ctx, dbg, cri.TargetPort) // the marker is written before the target serves
+			view, err := f.ObservePIDs(ctx, dbg, target)
+			if err != nil {
+				Fail(err.Error())
+			}
+			obs := capability.Observation{Capability: capability.ProcRootFS, Case: fmt.Sprintf("debug %s, target %s", debugPID, targetPID)}
+			pid, ok := view.PIDOf(target.Marker)
+			if !ok {
+				obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "target process not visible", view.Evidence()
+				f.Checker.Record(obs)
+				return
+			}
+			path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
+			r, err := f.Exec(ctx, dbg, "cat", path)
+			if err != nil {
+				Fail(err.Error())
+			}
+			want := f.TargetToken("target")
+			obs.Evidence = fmt.Sprintf("target is PID %d in the debug container\n%s", pid, r)
+			switch {
+			case r.ExitCode == 0 && strings.TrimSpace(r.Stdout) == want:
+				obs.Outcome, obs.Observed = capability.Works, "target's marker file read"
+			case r.ExitCode == 0:
+				obs.Outcome, obs.Observed = capability.Deviated, fmt.Sprintf("read %q, want %q", strings.TrimSpace(r.Stdout), want)
+			default:
+				obs.Outcome, obs.Observed = capability.Deviated, "cannot read: "+strings.TrimSpace(r.Stderr)
+			}
 			f.Checker.Record(obs)
-			return
-		}
-		path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
-		r, err := f.Exec(ctx, dbg, "cat", path)
-		if err != nil {
-			Fail(err.Error())
-		}
-		want := f.TargetToken("target")
-		obs.Evidence = fmt.Sprintf("target is PID %d in the debug container\n%s", pid, r)
-		switch {
-		case r.ExitCode == 0 && strings.TrimSpace(r.Stdout) == want:
-			obs.Outcome, obs.Observed = capability.Works, "target's marker file read"
-		case r.ExitCode == 0:
-			obs.Outcome, obs.Observed = capability.Deviated, fmt.Sprintf("read %q, want %q", strings.TrimSpace(r.Stdout), want)
-		default:
-			obs.Outcome, obs.Observed = capability.Deviated, "cannot read: "+strings.TrimSpace(r.Stderr)
-		}
-		f.Checker.Record(obs)
-	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+		},
+		Entry("TARGET into an isolated container", cri.SandboxOptions{}, runtimeapi.NamespaceMode_CONTAINER, runtimeapi.NamespaceMode_TARGET, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("POD mode, the pod's shared namespace", cri.SandboxOptions{SharePID: true}, runtimeapi.NamespaceMode_POD, runtimeapi.NamespaceMode_POD, SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
 })

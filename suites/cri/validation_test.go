@@ -8,6 +8,7 @@ import (
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -51,7 +52,57 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 		Entry("an empty ID", "an empty ID", targetCase(func(*cri.Framework, SpecContext, *cri.Sandbox, *cri.Container) string {
 			return ""
 		}), SpecTimeout(framework.DefaultTimeouts.Spec)),
+		// A container of the sandbox that has no process has no namespace
+		// to join: the runtime cannot do what TARGET asks, so it must refuse.
+		Entry("a container of the sandbox created but never started", "a target created but not started", targetCase(func(f *cri.Framework, ctx SpecContext, own *cri.Sandbox, _ *cri.Container) string {
+			return f.CreateTarget(ctx, own, cri.TargetOptions{Name: "unstarted", Port: 8082}).ID
+		}), SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("a container of the sandbox that has exited", "a target that has exited", targetCase(func(f *cri.Framework, ctx SpecContext, own *cri.Sandbox, _ *cri.Container) string {
+			exited := f.StartTarget(ctx, own, cri.TargetOptions{Name: "exited", Port: 8082})
+			Expect(f.StopContainer(ctx, exited)).To(Succeed())
+			return exited.ID
+		}), SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
+
+	It("PID TARGET requested for a sandbox, where there is no container to target, is rejected [CRI-3]",
+		framework.Label(string(capability.TargetIDValidation), framework.LabelPID), func(ctx SpecContext) {
+			f := newFramework(capability.TargetIDValidation)
+			obs := capability.Observation{Capability: capability.TargetIDValidation, Case: "TARGET for a sandbox"}
+			sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{PID: runtimeapi.NamespaceMode_TARGET})
+			if err != nil {
+				obs.Outcome, obs.Observed = cri.JudgeRefusal(false, err)
+				obs.Evidence = cri.StatusText(err)
+			} else {
+				dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PIDSet: true, PID: runtimeapi.NamespaceMode_POD})
+				view, perr := f.ObservePIDs(ctx, dbg, nil)
+				obs.Outcome, obs.Observed = capability.Deviated, "accepted, a container of it joined "+string(view.View)
+				obs.Evidence = fmt.Sprintf("RunPodSandbox with PID TARGET succeeded: sandbox %s\n%s%v", sb.ID, view.Evidence(), orEmpty(perr))
+			}
+			f.Checker.Record(obs)
+		}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("records what the runtime does with a target_id for a non-TARGET mode and with a unique prefix of the target's ID (informational: the CRI text does not decide either) [CRI-3]",
+		framework.Label(framework.LabelPID), func(ctx SpecContext) {
+			f := newFramework()
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
+			for _, c := range []struct {
+				what string
+				o    cri.DebugOptions
+			}{
+				{"target_id with PID CONTAINER", cri.DebugOptions{Name: "container-with-target-id", PIDSet: true, PID: runtimeapi.NamespaceMode_CONTAINER, TargetID: target.ID}},
+				{"PID TARGET with a unique 12-character prefix of the target's ID", cri.DebugOptions{Name: "prefix", PIDSet: true, PID: runtimeapi.NamespaceMode_TARGET, TargetID: target.ID[:12]}},
+			} {
+				dbg, err := f.TryStartDebug(ctx, sb, c.o)
+				what := "refused: " + cri.StatusText(err)
+				if err == nil {
+					view, perr := f.ObservePIDs(ctx, dbg, target)
+					what = "accepted; the container landed in the " + string(view.View) + orEmpty(perr)
+				}
+				AddReportEntry("informational: "+c.what, what)
+				GinkgoWriter.Printf("%s: %s\n", c.what, what)
+			}
+		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	DescribeTable("an unknown NamespaceMode value is rejected, not silently replaced [CRI-4] [SKEW-3]",
 		framework.Label(string(capability.UnknownModeError), framework.LabelSkew),
