@@ -2,18 +2,16 @@ package nodeimage
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/programs"
+	"github.com/ectest/ectest/internal/gobuild"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -68,77 +66,20 @@ func (b *Builder) KubeadmImages(ctx context.Context, binDir string, v Version) (
 }
 
 // goInstall builds the main package pkg of module mod at version into a
-// cached binary: etcd and CoreDNS, from the Go module proxy. A throwaway
-// module requires mod and pins every sibling module that mod's own go.mod
-// replaces with a local directory to the same release (go install refuses
-// modules with replace directives).
+// cached binary: etcd and CoreDNS, from the Go module proxy (internal/gobuild).
 func (b *Builder) goInstall(ctx context.Context, mod, pkg, version, binary string) (_ string, err error) {
 	root, err := b.cacheRoot()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, "bin", cacheKey(binary, version, pkg, runtime.GOARCH, recipeVersion))
-	out := filepath.Join(dir, binary)
-	if _, err := os.Stat(out); err == nil {
-		b.logf("%s %s: cached in %s", binary, version, out)
-		return out, nil
+	p := gobuild.Program{Module: mod, Package: pkg, Version: version, Binary: binary, Recipe: recipeVersion}
+	if p.Cached(root) {
+		b.logf("%s %s: cached in %s", binary, version, p.Path(root))
+		return p.Path(root), nil
 	}
 	done := b.stage(fmt.Sprintf("%s %s (built from the Go module proxy)", binary, version), "1 to 5 min")
 	defer func() { err = done(err) }()
-	work, err := os.MkdirTemp("", "ectest-gobuild-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(work)
-	info, err := b.output(ctx, work, b.goCmd(), "mod", "download", "-json", mod+"@"+version)
-	if err != nil {
-		return "", err
-	}
-	var m struct{ GoMod, Error string }
-	if err := json.Unmarshal([]byte(info), &m); err != nil || m.Error != "" {
-		return "", fmt.Errorf("%s@%s: %v %s", mod, version, err, m.Error)
-	}
-	gomod, err := os.ReadFile(m.GoMod)
-	if err != nil {
-		return "", err
-	}
-	var req strings.Builder
-	fmt.Fprintf(&req, "module ectest.local/build\n\ngo 1.24\n\nrequire (\n\t%s %s\n", mod, version)
-	for _, sib := range LocalReplacements(string(gomod)) {
-		fmt.Fprintf(&req, "\t%s %s\n", sib, version)
-	}
-	req.WriteString(")\n")
-	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(req.String()), 0o644); err != nil {
-		return "", err
-	}
-	tmp := out + ".partial"
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	cmd := exec.CommandContext(ctx, b.goCmd(), "build", "-mod=mod", "-trimpath", "-ldflags=-s -w", "-o", tmp, pkg)
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
-	if o, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s@%s: %v\n%s", pkg, version, err, tail(string(o), 20))
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		return "", err
-	}
-	return out, nil
-}
-
-var localReplaceRE = regexp.MustCompile(`^\s*(?:replace\s+)?(\S+)\s+=>\s+\.\.?/(\S+)\s*$`)
-
-// LocalReplacements lists the modules a go.mod replaces with a directory of
-// the same repository (skipping placeholders that forbid a dependency).
-func LocalReplacements(goMod string) []string {
-	var out []string
-	for _, line := range strings.Split(goMod, "\n") {
-		if m := localReplaceRE.FindStringSubmatch(line); m != nil && !strings.Contains(m[2], "FORBIDDEN") {
-			out = append(out, m[1])
-		}
-	}
-	return out
+	return gobuild.Build(ctx, b.goCmd(), root, p)
 }
 
 // BuildImages builds every image kubeadm expects and writes them, tagged

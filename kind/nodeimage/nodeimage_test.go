@@ -114,9 +114,3 @@ func TestNodeContainerdConfig(t *testing.T) {
 	}
 }
 
-func TestLocalReplacements(t *testing.T) {
-	got := LocalReplacements("module go.etcd.io/etcd/server/v3\nreplace (\n\tgo.etcd.io/etcd/api/v3 => ../api\n\tgo.etcd.io/etcd/pkg/v3 => ../pkg\n\tgithub.com/x/y => github.com/x/y v1.2.3\n)\nreplace go.etcd.io/etcd => ./FORBIDDEN_DEPENDENCY\nreplace go.etcd.io/etcd/client/v3 => ../client/v3\n")
-	if strings.Join(got, ",") != "go.etcd.io/etcd/api/v3,go.etcd.io/etcd/pkg/v3,go.etcd.io/etcd/client/v3" {
-		t.Errorf("LocalReplacements = %v", got)
-	}
-}

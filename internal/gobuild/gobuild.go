@@ -1,0 +1,176 @@
+// Package gobuild builds Go programs of a given module version from the Go
+// module proxy, once, into a cache keyed by everything that changes the
+// result: the node image's etcd and CoreDNS, and the embedded runtimes'
+// containerd, shims and runc. A throwaway module requires the module and
+// carries what go install refuses: sibling modules its go.mod replaces with
+// local directories are pinned to the same version, and its exclude
+// directives are kept (containerd 1.7 has one).
+package gobuild
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+)
+
+// Program is one main package at a module version.
+type Program struct {
+	Module  string // github.com/containerd/containerd/v2
+	Package string // github.com/containerd/containerd/v2/cmd/containerd
+	Version string // v2.4.2
+	Binary  string // the file name in the cache
+	// Tags are build tags (seccomp for runc); CGO builds with cgo (runc
+	// needs it for libseccomp). Both enter the cache key.
+	Tags []string
+	CGO  bool
+	// Recipe changes when the way this program is built changes.
+	Recipe string
+}
+
+// Key identifies a build of p for this architecture.
+func (p Program) Key() string {
+	parts := []string{p.Binary, p.Version, p.Package, runtime.GOARCH, p.Recipe}
+	if len(p.Tags) > 0 || p.CGO {
+		parts = append(parts, strings.Join(p.Tags, ","), fmt.Sprint(p.CGO))
+	}
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return parts[0] + "-" + parts[1] + "-" + hex.EncodeToString(h[:])[:12]
+}
+
+// Path is where p is cached under cacheRoot.
+func (p Program) Path(cacheRoot string) string {
+	return filepath.Join(cacheRoot, "bin", p.Key(), p.Binary)
+}
+
+// Cached reports whether p is already built.
+func (p Program) Cached(cacheRoot string) bool {
+	_, err := os.Stat(p.Path(cacheRoot))
+	return err == nil
+}
+
+// Build builds p into the cache (unless it is there) with the go command
+// and returns the binary's path.
+func Build(ctx context.Context, goCmd, cacheRoot string, p Program) (string, error) {
+	out := p.Path(cacheRoot)
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	work, err := os.MkdirTemp("", "ectest-gobuild-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	info, err := run(ctx, work, nil, goCmd, "mod", "download", "-json", p.Module+"@"+p.Version)
+	if err != nil {
+		return "", err
+	}
+	var m struct{ GoMod, Error string }
+	if err := json.Unmarshal([]byte(info), &m); err != nil || m.Error != "" {
+		return "", fmt.Errorf("%s@%s: %v %s", p.Module, p.Version, err, m.Error)
+	}
+	gomod, err := os.ReadFile(m.GoMod)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(ThrowawayGoMod(p.Module, p.Version, string(gomod))), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", err
+	}
+	tmp := out + ".partial"
+	args := []string{"build", "-mod=mod", "-trimpath", "-ldflags=-s -w", "-o", tmp}
+	if len(p.Tags) > 0 {
+		args = append(args, "-tags="+strings.Join(p.Tags, ","))
+	}
+	cgo := "CGO_ENABLED=0"
+	if p.CGO {
+		cgo = "CGO_ENABLED=1"
+	}
+	if _, err := run(ctx, work, []string{cgo, "GOFLAGS=-mod=mod"}, goCmd, append(args, p.Package)...); err != nil {
+		return "", fmt.Errorf("build %s@%s: %w", p.Package, p.Version, err)
+	}
+	return out, os.Rename(tmp, out)
+}
+
+var (
+	localReplaceRE = regexp.MustCompile(`^\s*(?:replace\s+)?(\S+)\s+=>\s+\.\.?/(\S+)\s*$`)
+	excludeRE      = regexp.MustCompile(`^\s*(?:exclude\s+)?(\S+)\s+(v\S+)\s*$`)
+)
+
+// LocalReplacements lists the modules a go.mod replaces with a directory of
+// the same repository (skipping placeholders that forbid a dependency).
+func LocalReplacements(goMod string) []string {
+	var out []string
+	for _, line := range strings.Split(goMod, "\n") {
+		if m := localReplaceRE.FindStringSubmatch(line); m != nil && !strings.Contains(m[2], "FORBIDDEN") {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// Excludes lists a go.mod's exclude directives ("module version"), single
+// or in a block.
+func Excludes(goMod string) []string {
+	var out []string
+	inBlock := false
+	for _, line := range strings.Split(goMod, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "exclude ("):
+			inBlock = true
+		case inBlock && t == ")":
+			inBlock = false
+		case inBlock || strings.HasPrefix(t, "exclude "):
+			if i := strings.Index(t, "//"); i >= 0 {
+				t = t[:i]
+			}
+			if m := excludeRE.FindStringSubmatch(strings.TrimPrefix(t, "exclude ")); m != nil {
+				out = append(out, m[1]+" "+m[2])
+			}
+		}
+	}
+	return out
+}
+
+// ThrowawayGoMod is the go.mod of a module that builds mod at version.
+func ThrowawayGoMod(mod, version, modGoMod string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "module ectest.local/build\n\ngo 1.24\n\nrequire (\n\t%s %s\n", mod, version)
+	for _, sib := range LocalReplacements(modGoMod) {
+		fmt.Fprintf(&b, "\t%s %s\n", sib, version)
+	}
+	b.WriteString(")\n")
+	if ex := Excludes(modGoMod); len(ex) > 0 {
+		b.WriteString("\nexclude (\n")
+		for _, e := range ex {
+			fmt.Fprintf(&b, "\t%s\n", e)
+		}
+		b.WriteString(")\n")
+	}
+	return b.String()
+}
+
+func run(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+		if len(lines) > 20 {
+			lines = lines[len(lines)-20:]
+		}
+		return "", fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, strings.Join(lines, "\n"))
+	}
+	return string(out), nil
+}
