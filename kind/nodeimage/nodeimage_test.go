@@ -113,4 +113,3 @@ func TestNodeContainerdConfig(t *testing.T) {
 		}
 	}
 }
-
