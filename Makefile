@@ -12,7 +12,7 @@ KUBERNETES_VERSION ?=
 KIND_NODE_IMAGE ?=
 KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
 
-.PHONY: conformance conformance-cri test mutation unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: conformance conformance-cri test mutation runtimes unit verify benchmark deps clean cluster cluster-down node-image
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -20,11 +20,11 @@ CLUSTER_FLAGS ?=
 ## conformance: the CRI suite against the embedded runtime and the cluster suite against the default kind
 ## cluster (both made and removed here), reports and one side-by-side capability matrix
 conformance:
-	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/conformance.sh
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/conformance.sh
 
 ## conformance-cri: only the CRI suite (no cluster)
 conformance-cri:
-	$(GINKGO) -p --procs=$(PROCS) ./suites/cri -- -report-dir=$(REPORT_DIR)/cri $(ECTEST_FLAGS)
+	$(GINKGO) -p --procs=$(PROCS) ./suites/cri -- -report-dir=$(REPORT_DIR)/cri $(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)
 
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime checked against
 ## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)
@@ -37,6 +37,11 @@ test: verify unit
 ## fault fails it. Reports in $(REPORT_DIR)/mutation (FAULTS=a,b for some)
 mutation:
 	REPORT_DIR=$(REPORT_DIR) hack/mutation.sh
+
+## runtimes: the CRI suite against every embedded runtime (containerd-1.6, containerd-2; RUNTIMES="a b" for some),
+## one table with the runtimes as columns in $(REPORT_DIR)/runtimes/runtimes.md
+runtimes:
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(ECTEST_FLAGS)" hack/runtimes.sh
 
 ## unit: the framework's own logic
 unit:

@@ -35,6 +35,8 @@ type Config struct {
 	// RegistryAddr is where the in-process loopback registry listens.
 	RegistryAddr string
 	// Embedded runtime settings (used only without RuntimeEndpoint).
+	// Runtime names the embedded runtime (see runtimes/embedded.Flavors).
+	Runtime    string
 	Containerd string
 	CNIBinDir  string
 	Busybox    string
@@ -60,6 +62,7 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.ImagesFile, "images-file", "", "YAML file overriding the test images per OS (see README)")
 	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md")
 	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry")
+	fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint (containerd-1.6, containerd-2; see runtimes/embedded)")
 	fs.StringVar(&c.Containerd, "embedded-containerd", DefaultContainerd, "containerd binary for the embedded runtime")
 	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", DefaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
 	fs.StringVar(&c.Busybox, "busybox", images.DefaultBusybox, "static busybox for the debug image the suite builds (at the default path, Debian's busybox-static is installed when missing)")
@@ -68,6 +71,10 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "cluster suites: Kubernetes version of the offline-built node image (default: the newest pinned release)")
 	fs.BoolVar(&c.KeepCluster, "keep-cluster", false, "cluster suites: leave the kind cluster running at the end")
 }
+
+// DefaultRuntime is the embedded runtime without -runtime (the names are
+// runtimes/embedded.Flavors; the CRI suite checks the flag before running).
+const DefaultRuntime = "containerd-1.6"
 
 // DefaultContainerd is the embedded runtime's containerd: Debian's, from
 // PATH, installed when missing.
@@ -97,6 +104,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.ImageEndpoint != "" && c.RuntimeEndpoint == "" {
 		errs = append(errs, errors.New("-image-endpoint needs -runtime-endpoint"))
+	}
+	if c.Runtime != DefaultRuntime && c.RuntimeEndpoint != "" {
+		errs = append(errs, errors.New("-runtime names an embedded runtime; -runtime-endpoint names yours: give one"))
 	}
 	if c.RuntimeEndpoint == "" && runtime.GOOS != "linux" {
 		errs = append(errs, errors.New("the embedded runtime exists only on Linux: give -runtime-endpoint"))

@@ -68,6 +68,14 @@ type Handle struct {
 	pulled []string
 }
 
+// CheckRuntime checks -runtime names an embedded runtime (bad input otherwise).
+func CheckRuntime(c *framework.Config) error {
+	if _, err := embedded.LookupFlavor(c.Runtime); err != nil {
+		return fmt.Errorf("-runtime: %w", err)
+	}
+	return nil
+}
+
 // Up brings the environment up, saying through logf what it does. On
 // error, what was started is stopped again.
 func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(string, ...any)) (h *Handle, err error) {
@@ -89,9 +97,20 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	// Images: the suite's own Linux images unless the images file names them all.
 	nodeOS := runtime.GOOS
 	override := cfg.LoadedImages.For(nodeOS, 0)
-	if cfg.RuntimeEndpoint == "" && cfg.Containerd == framework.DefaultContainerd {
-		if err := hostdeps.Ensure(ctx, logf, hostdeps.EmbeddedRuntime); err != nil {
-			return h, fmt.Errorf("embedded runtime: %w", err)
+	var binDir string
+	var flavor embedded.Flavor
+	if cfg.RuntimeEndpoint == "" {
+		if flavor, err = embedded.LookupFlavor(cfg.Runtime); err != nil {
+			return h, err
+		}
+		if cfg.Containerd == framework.DefaultContainerd || len(flavor.Programs) > 0 {
+			cache, err := os.UserCacheDir()
+			if err != nil {
+				return h, err
+			}
+			if binDir, err = flavor.Install(ctx, filepath.Join(cache, "ectest"), logf); err != nil {
+				return h, fmt.Errorf("embedded runtime: %w", err)
+			}
 		}
 	}
 	if h.registry, err = registry.Start(cfg.RegistryAddr); err != nil {
@@ -109,9 +128,13 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	// Runtime: the given endpoint, or the embedded containerd.
 	h.Env.RuntimeEndpoint, h.Env.ImageEndpoint = cfg.RuntimeEndpoint, cfg.ImageEndpointOrDefault()
 	if cfg.RuntimeEndpoint == "" {
-		logf("starting the embedded containerd")
+		logf("starting the embedded runtime %s (%s)", flavor.Name, flavor.Description)
+		containerd := cfg.Containerd
+		if binDir != "" {
+			containerd = "" // the flavor's own
+		}
 		h.embedded, err = embedded.Start(ctx, embedded.Options{
-			Containerd:   cfg.Containerd,
+			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion,
 			CNIBinDir:    cfg.CNIBinDir,
 			RegistryAddr: h.Env.Registry,
 			SandboxImage: h.Env.Images[images.Pause],

@@ -31,6 +31,8 @@ const (
 	KindHost Purpose = "kind-host"
 	// NodeImage: building the offline kind node image's Debian root filesystem.
 	NodeImage Purpose = "node-image"
+	// CgoSeccomp: building runc from the Go module proxy (cgo with libseccomp).
+	CgoSeccomp Purpose = "cgo-seccomp"
 )
 
 // Packages is the list: Debian package names per purpose.
@@ -39,6 +41,7 @@ var Packages = map[Purpose][]string{
 	DebugImage:      {"busybox-static"},
 	KindHost:        {"docker.io"},
 	NodeImage:       {"debootstrap"},
+	CgoSeccomp:      {"gcc", "libc6-dev", "pkg-config", "libseccomp-dev"},
 }
 
 // All returns every purpose, sorted.

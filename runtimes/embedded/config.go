@@ -21,6 +21,13 @@ type Options struct {
 	BaseDir string
 	// LogPath receives containerd's log (inside the run directory if empty).
 	LogPath string
+	// BinDir holds containerd, containerd-shim-runc-v2 and runc of a flavor
+	// built by the suite ("" for Debian's, on PATH); Containerd defaults
+	// to BinDir's.
+	BinDir string
+	// ConfigVersion is containerd's configuration format (2 if zero; 3 for
+	// containerd 2.x).
+	ConfigVersion int
 }
 
 // layout is where one run keeps its files; everything is under dir.
@@ -52,11 +59,18 @@ func (l layout) network() (bridge, subnet string) {
 const namespaceK8s = "k8s.io"
 
 func containerdConfig(l layout, o Options) string {
+	runcBinary := "runc"
+	if o.BinDir != "" {
+		runcBinary = o.BinDir + "/runc"
+	}
 	r := strings.NewReplacer(
 		"@ROOT@", l.root(), "@STATE@", l.state(), "@SOCKET@", l.socket(),
 		"@SANDBOX@", o.SandboxImage, "@CNIBIN@", o.CNIBinDir, "@CNICONF@", l.cniConf(),
-		"@HOSTS@", l.hostsDir(), "@RUNCROOT@", l.runcRoot(),
+		"@HOSTS@", l.hostsDir(), "@RUNCROOT@", l.runcRoot(), "@RUNC@", runcBinary,
 	)
+	if o.ConfigVersion == 3 {
+		return r.Replace(configV3)
+	}
 	// restrict_oom_score_adj: these hosts lack CAP_SYS_RESOURCE, so a sandbox
 	// cannot lower its oom_score_adj; without it every sandbox fails to start.
 	return r.Replace(`version = 2
@@ -94,6 +108,47 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     config_path = "@HOSTS@"
 `)
 }
+
+// configV3 is containerd 2.x's format: the CRI plugin split into runtime
+// and images plugins. The same settings as version 2, for these hosts.
+const configV3 = `version = 3
+root = "@ROOT@"
+state = "@STATE@"
+
+[grpc]
+  address = "@SOCKET@"
+
+[ttrpc]
+  address = "@SOCKET@.ttrpc"
+
+[plugins.'io.containerd.cri.v1.runtime']
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  tolerate_missing_hugetlb_controller = true
+  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+    default_runtime_name = "runc"
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+        BinaryName = "@RUNC@"
+        Root = "@RUNCROOT@"
+        SystemdCgroup = false
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ["@CNIBIN@"]
+    conf_dir = "@CNICONF@"
+    max_conf_num = 1
+
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = "overlayfs"
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = "@SANDBOX@"
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = "@HOSTS@"
+
+[plugins.'io.containerd.grpc.v1.cri']
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+`
 
 func cniConfig(l layout) string {
 	bridge, subnet := l.network()

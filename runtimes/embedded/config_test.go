@@ -3,6 +3,8 @@ package embedded
 import (
 	"strings"
 	"testing"
+
+	"github.com/ectest/ectest/framework"
 )
 
 func TestConfigs(t *testing.T) {
@@ -34,5 +36,24 @@ func TestConfigs(t *testing.T) {
 	}
 	if h := hostsTOML("127.0.0.1:5000"); !strings.Contains(h, `server = "http://127.0.0.1:5000"`) {
 		t.Errorf("hosts.toml:\n%s", h)
+	}
+}
+
+func TestDefaultRuntimeIsAFlavor(t *testing.T) {
+	if _, err := LookupFlavor(framework.DefaultRuntime); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LookupFlavor("containerd-0.1"); err == nil {
+		t.Error("an unknown flavor was found")
+	}
+}
+
+func TestConfigV3ForContainerd2(t *testing.T) {
+	l := layout{id: "x", dir: "/var/lib/ectest/embedded/x"}
+	got := containerdConfig(l, Options{ConfigVersion: 3, BinDir: "/cache/bin", SandboxImage: "127.0.0.1:5000/ectest/pause@sha256:1", CNIBinDir: "/usr/lib/cni"})
+	for _, want := range []string{"version = 3", `BinaryName = "/cache/bin/runc"`, `sandbox = "127.0.0.1:5000/ectest/pause@sha256:1"`, "restrict_oom_score_adj = true", `bin_dirs = ["/usr/lib/cni"]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q", want)
+		}
 	}
 }

@@ -37,6 +37,9 @@ type Runtime struct {
 func Start(ctx context.Context, o Options) (*Runtime, error) {
 	if o.Containerd == "" {
 		o.Containerd = "containerd"
+		if o.BinDir != "" {
+			o.Containerd = filepath.Join(o.BinDir, "containerd")
+		}
 	}
 	if o.BaseDir == "" {
 		o.BaseDir = DefaultBaseDir
@@ -45,8 +48,12 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded runtime: %s not found (run hack/install-deps.sh, or give -runtime-endpoint)", o.Containerd)
 	}
-	if _, err := exec.LookPath("containerd-shim-runc-v2"); err != nil {
-		return nil, fmt.Errorf("embedded runtime: containerd-shim-runc-v2 not found (run hack/install-deps.sh)")
+	shim := "containerd-shim-runc-v2"
+	if o.BinDir != "" {
+		shim = filepath.Join(o.BinDir, shim)
+	}
+	if _, err := exec.LookPath(shim); err != nil {
+		return nil, fmt.Errorf("embedded runtime: %s not found (run hack/install-deps.sh)", shim)
 	}
 	if _, err := os.Stat(filepath.Join(o.CNIBinDir, "bridge")); err != nil {
 		return nil, fmt.Errorf("embedded runtime: no CNI bridge plugin in %s (run hack/install-deps.sh)", o.CNIBinDir)
@@ -87,6 +94,10 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	defer logFile.Close()
 	cmd := exec.Command(bin, "--config", l.config())
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if o.BinDir != "" {
+		// containerd finds its shim on PATH.
+		cmd.Env = append(os.Environ(), "PATH="+o.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	// Own process group: a Ctrl-C at the terminal reaches the suite, which
 	// then tears containerd down in order. Pdeathsig: if the suite is killed
 	// outright, containerd does not outlive it (the next run sweeps the rest).

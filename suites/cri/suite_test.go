@@ -24,7 +24,7 @@ var cfg framework.Config
 func init() { framework.RegisterFlags(flag.CommandLine, &cfg) }
 
 func TestMain(m *testing.M) {
-	framework.Main(m, &cfg, func(c *framework.Config) error {
+	framework.Main(m, &cfg, environment.CheckRuntime, func(c *framework.Config) error {
 		for _, ep := range []string{c.RuntimeEndpoint, c.ImageEndpoint} {
 			if ep == "" {
 				continue

@@ -14,15 +14,29 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/report"
+	"github.com/ectest/ectest/runtimes/embedded"
 )
 
 func main() {
 	out := flag.String("o", "", "directory for the merged matrix.json/md and coverage.json/md")
+	runtimes := flag.Bool("runtimes", false, "make runtimes: arguments are NAME=REPORT_DIR of CRI-suite runs, one per runtime; writes runtimes.json/md")
+	listRuntimes := flag.Bool("list-runtimes", false, "print the embedded runtimes' names, one a line")
 	flag.Parse()
+	if *listRuntimes {
+		for _, f := range embedded.Flavors {
+			fmt.Println(f.Name)
+		}
+		return
+	}
+	if *runtimes {
+		writeRuntimes(*out, flag.Args())
+		return
+	}
 	if *out == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: ectest-report -o DIR REPORT_DIR...")
 		os.Exit(2)
@@ -63,6 +77,34 @@ func main() {
 	}
 	fmt.Println(sum.Line)
 	os.Exit(sum.ExitCode)
+}
+
+func writeRuntimes(out string, args []string) {
+	if out == "" || len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: ectest-report -runtimes -o DIR NAME=REPORT_DIR...")
+		os.Exit(framework.ExitBadInput)
+	}
+	var names, dirs []string
+	for _, a := range args {
+		n, d, ok := strings.Cut(a, "=")
+		if !ok {
+			fmt.Fprintf(os.Stderr, "ectest: %q: want NAME=REPORT_DIR\n", a)
+			os.Exit(framework.ExitBadInput)
+		}
+		names, dirs = append(names, n), append(dirs, d)
+	}
+	cols := report.RuntimesTable(names, dirs)
+	if err := report.WriteRuntimes(out, cols); err != nil {
+		fail(err)
+	}
+	fmt.Print(report.RuntimesMarkdown(cols, out))
+	ran := 0
+	for _, c := range cols {
+		if c.Ran {
+			ran++
+		}
+	}
+	fmt.Printf("ectest: runtimes: %d of %d ran; table in %s/%s\n", ran, len(cols), out, report.RuntimesMDFile)
 }
 
 func fail(err error) {

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# make runtimes: the CRI suite against every embedded runtime this machine
+# can run (runtimes/embedded.Flavors), past failures, then one table with
+# the runtimes as columns: $REPORT_DIR/runtimes/runtimes.md and .json.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+go=${GO:-go}
+out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/runtimes")
+procs=${PROCS:-4}
+mkdir -p "$out"
+bin=$(mktemp -d /tmp/ectest-runtimes-bin.XXXXXX)
+trap 'rm -rf "$bin"' EXIT
+$go test -c -o "$bin/cri.test" ./suites/cri || exit 3
+$go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
+$go build -o "$bin/ectest-report" ./framework/report/ectest-report || exit 3
+args=()
+for r in ${RUNTIMES:-$("$bin/ectest-report" -list-runtimes)}; do
+  echo "ectest: runtime $r"
+  rm -rf "$out/$r"
+  "$bin/ginkgo" -p --procs="$procs" --no-color "$bin/cri.test" -- -runtime="$r" -report-dir="$out/$r" ${ECTEST_FLAGS:-} > "$out/$r.log" 2>&1
+  grep -E '^ectest:' "$out/$r.log" | tail -n 3
+  args+=("$r=$out/$r")
+done
+"$bin/ectest-report" -runtimes -o "$out" "${args[@]}"

@@ -1,0 +1,121 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/ectest/ectest/internal/gobuild"
+	"github.com/ectest/ectest/internal/hostdeps"
+)
+
+// Flavor is one runtime the suite can embed: where its binaries come from
+// and which configuration format it reads.
+type Flavor struct {
+	Name        string
+	Description string
+	// ConfigVersion is containerd's configuration format: 2 for
+	// containerd 1.x, 3 for 2.x.
+	ConfigVersion int
+	// Programs are built from the Go module proxy (internal/gobuild); none
+	// means Debian's packages (hostdeps.EmbeddedRuntime), from PATH.
+	Programs []gobuild.Program
+	// BuildNeeds are host packages the builds need (cgo with libseccomp).
+	BuildNeeds []hostdeps.Purpose
+}
+
+// Program versions of the flavors built from the Go module proxy.
+const (
+	Containerd2Version = "v2.4.2"
+	RuncVersion        = "v1.5.2"
+	recipe             = "1"
+)
+
+func containerd2(cmd string) gobuild.Program {
+	return gobuild.Program{Module: "github.com/containerd/containerd/v2", Package: "github.com/containerd/containerd/v2/cmd/" + cmd, Version: Containerd2Version, Binary: cmd, Recipe: recipe}
+}
+
+var runc = gobuild.Program{Module: "github.com/opencontainers/runc", Package: "github.com/opencontainers/runc", Version: RuncVersion, Binary: "runc",
+	Tags: []string{"seccomp"}, CGO: true, Recipe: recipe}
+
+// Flavors are the runtimes -runtime can name (framework.DefaultRuntime runs
+// without it).
+var Flavors = []Flavor{
+	{Name: "containerd-1.6", ConfigVersion: 2,
+		Description: "Debian bookworm's containerd 1.6 with its runc 1.1 (end of life upstream; what the kind node carries today)"},
+	{Name: "containerd-2", ConfigVersion: 3,
+		Description: "containerd " + Containerd2Version + " with runc " + RuncVersion + ", both built from the Go module proxy",
+		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
+		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
+}
+
+// LookupFlavor finds a flavor by name.
+func LookupFlavor(name string) (Flavor, error) {
+	var names []string
+	for _, f := range Flavors {
+		if f.Name == name {
+			return f, nil
+		}
+		names = append(names, f.Name)
+	}
+	return Flavor{}, fmt.Errorf("unknown runtime %q (embedded runtimes: %s)", name, strings.Join(names, ", "))
+}
+
+// Install makes the flavor's binaries ready and returns the directory that
+// holds containerd, its runc shim and runc ("" for Debian's, on PATH).
+// Builds happen once per version (cacheRoot/bin), with the Go toolchain;
+// a cached flavor needs none.
+func (f Flavor) Install(ctx context.Context, cacheRoot string, logf func(string, ...any)) (string, error) {
+	if len(f.Programs) == 0 {
+		return "", hostdeps.Ensure(ctx, logf, hostdeps.EmbeddedRuntime)
+	}
+	// The CNI plugins and iptables still come from Debian.
+	if err := hostdeps.Ensure(ctx, logf, hostdeps.EmbeddedRuntime); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cacheRoot, "runtimes", f.Name+"-"+f.key())
+	missing := false
+	for _, p := range f.Programs {
+		if !p.Cached(cacheRoot) {
+			missing = true
+		}
+	}
+	if missing {
+		if _, err := exec.LookPath("go"); err != nil {
+			return "", fmt.Errorf("runtime %s is not built yet, and building it needs the Go toolchain (go is not on PATH): run once where Go is (make runtimes), or give -runtime-endpoint", f.Name)
+		}
+		if err := hostdeps.Ensure(ctx, logf, f.BuildNeeds...); err != nil {
+			return "", err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, p := range f.Programs {
+		if !p.Cached(cacheRoot) {
+			logf("runtime %s: building %s %s from the Go module proxy: started (about 1 to 3 min cold)", f.Name, p.Binary, p.Version)
+		}
+		path, err := gobuild.Build(ctx, "go", cacheRoot, p)
+		if err != nil {
+			return "", fmt.Errorf("runtime %s: %w", f.Name, err)
+		}
+		link := filepath.Join(dir, p.Binary)
+		_ = os.Remove(link)
+		if err := os.Symlink(path, link); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func (f Flavor) key() string {
+	var parts []string
+	for _, p := range f.Programs {
+		parts = append(parts, p.Key())
+	}
+	k := gobuild.Program{Binary: "f", Version: "v", Package: strings.Join(parts, ",")}.Key()
+	return k[len(k)-12:]
+}
