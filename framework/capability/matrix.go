@@ -157,38 +157,25 @@ func failedState(state string) bool {
 
 // Errors lists the capabilities whose verdict is error at any layer.
 func (m Matrix) Errors() []Name {
-	var out []Name
-	for _, r := range m.Rows {
-		for _, l := range m.Layers {
-			if r.Layers[l].Verdict == VerdictError {
-				out = append(out, r.Capability)
-				break
-			}
-		}
-	}
-	return out
+	return m.where(func(c Cell) bool { return c.Verdict == VerdictError })
 }
 
 // ProfileMismatches lists the capabilities declared unsupported but seen working.
 func (m Matrix) ProfileMismatches() []Name {
-	var out []Name
-	for _, r := range m.Rows {
-		for _, l := range m.Layers {
-			if r.Layers[l].ProfileMismatch {
-				out = append(out, r.Capability)
-				break
-			}
-		}
-	}
-	return out
+	return m.where(func(c Cell) bool { return c.ProfileMismatch })
 }
 
 // Nonconformant lists the capabilities judged nonconformant at any layer.
 func (m Matrix) Nonconformant() []Name {
+	return m.where(func(c Cell) bool { return c.Verdict == Nonconformant })
+}
+
+// where lists the capabilities with a cell, at any layer, that ok accepts.
+func (m Matrix) where(ok func(Cell) bool) []Name {
 	var out []Name
 	for _, r := range m.Rows {
 		for _, l := range m.Layers {
-			if r.Layers[l].Verdict == Nonconformant {
+			if ok(r.Layers[l]) {
 				out = append(out, r.Capability)
 				break
 			}

@@ -291,11 +291,7 @@ func (f *Framework) RecordPIDView(ctx context.Context, n capability.Name, want V
 	if err != nil {
 		// Only a refusal at create, with a refusal code, is the error the
 		// CRI asks of a runtime that does not implement a mode.
-		obs := capability.Observation{Capability: n, Outcome: capability.Refused, Observed: "refused: " + StatusText(err), Evidence: StatusText(err)}
-		if outcome, observed := JudgeRefusal(dbg != nil, err); outcome != capability.Works {
-			obs.Outcome, obs.Observed = outcome, observed
-		}
-		f.Checker.Record(obs)
+		f.Checker.Record(RefusalObservation(n, dbg != nil, err))
 		return nil, PIDView{}
 	}
 	view, err := f.ObservePIDs(ctx, dbg, target, siblings...)

@@ -65,3 +65,15 @@ func JudgeRefusal(created bool, err error) (capability.Outcome, string) {
 	}
 	return capability.Works, "rejected: " + code.String()
 }
+
+// RefusalObservation records that a runtime answered a request of
+// capability n with err: "refused" when it is a refusal at create with a
+// refusal code (what a runtime that does not implement a mode must do),
+// deviated otherwise (see JudgeRefusal).
+func RefusalObservation(n capability.Name, created bool, err error) capability.Observation {
+	obs := capability.Observation{Capability: n, Outcome: capability.Refused, Observed: "refused: " + StatusText(err), Evidence: StatusText(err)}
+	if outcome, observed := JudgeRefusal(created, err); outcome != capability.Works {
+		obs.Outcome, obs.Observed = outcome, observed
+	}
+	return obs
+}

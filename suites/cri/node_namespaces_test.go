@@ -19,17 +19,12 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 			if !ok {
 				Skip("the runtime is not on this machine: whether a namespace is the host's is not decidable remotely")
 			}
-			obs := capability.Observation{Capability: n}
 			sb, err := f.TryRunSandbox(ctx, opts)
 			if err != nil {
-				obs.Outcome, obs.Observed = capability.Refused, "refused: "+cri.StatusText(err)
-				if outcome, observed := cri.JudgeRefusal(false, err); outcome != capability.Works {
-					obs.Outcome, obs.Observed = outcome, observed
-				}
-				obs.Evidence = cri.StatusText(err)
-				f.Checker.Record(obs)
+				f.Checker.Record(cri.RefusalObservation(n, false, err))
 				return
 			}
+			obs := capability.Observation{Capability: n}
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
 			link, err := f.NamespaceLink(ctx, dbg, kind)
 			Expect(err).NotTo(HaveOccurred())
