@@ -29,13 +29,18 @@ type Flavor struct {
 
 // Program versions of the flavors built from the Go module proxy.
 const (
-	Containerd2Version = "v2.4.2"
-	RuncVersion        = "v1.5.2"
-	recipe             = "1"
+	Containerd2Version  = "v2.4.2"
+	Containerd17Version = "v1.7.36"
+	RuncVersion         = "v1.5.2"
+	recipe              = "1"
 )
 
 func containerd2(cmd string) gobuild.Program {
 	return gobuild.Program{Module: "github.com/containerd/containerd/v2", Package: "github.com/containerd/containerd/v2/cmd/" + cmd, Version: Containerd2Version, Binary: cmd, Recipe: recipe}
+}
+
+func containerd17(cmd string) gobuild.Program {
+	return gobuild.Program{Module: "github.com/containerd/containerd", Package: "github.com/containerd/containerd/cmd/" + cmd, Version: Containerd17Version, Binary: cmd, Recipe: recipe}
 }
 
 var runc = gobuild.Program{Module: "github.com/opencontainers/runc", Package: "github.com/opencontainers/runc", Version: RuncVersion, Binary: "runc",
@@ -46,6 +51,10 @@ var runc = gobuild.Program{Module: "github.com/opencontainers/runc", Package: "g
 var Flavors = []Flavor{
 	{Name: "containerd-1.6", ConfigVersion: 2,
 		Description: "Debian bookworm's containerd 1.6 with its runc 1.1 (end of life upstream; what the kind node carries today)"},
+	{Name: "containerd-1.7", ConfigVersion: 2,
+		Description: "containerd " + Containerd17Version + " with runc " + RuncVersion + ", both built from the Go module proxy (1.7 is supported upstream until September 2026)",
+		Programs:    []gobuild.Program{containerd17("containerd"), containerd17("containerd-shim-runc-v2"), runc},
+		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
 	{Name: "containerd-2", ConfigVersion: 3,
 		Description: "containerd " + Containerd2Version + " with runc " + RuncVersion + ", both built from the Go module proxy",
 		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
