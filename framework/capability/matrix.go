@@ -1,6 +1,9 @@
 package capability
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // RuntimeInfo identifies the runtime under test.
 type RuntimeInfo struct {
@@ -11,6 +14,25 @@ type RuntimeInfo struct {
 	OS         string `json:"os"`
 	// Embedded is true for the suite's own containerd.
 	Embedded bool `json:"embedded"`
+	// The rest of the stack, where the suite can tell ("" where not): the
+	// embedded runtime's name, the OCI runtime and its version, the runtime
+	// handler, the kernel and the cgroup layout.
+	Flavor     string `json:"flavor,omitempty"`
+	OCIRuntime string `json:"ociRuntime,omitempty"`
+	Handler    string `json:"handler,omitempty"`
+	Kernel     string `json:"kernel,omitempty"`
+	Cgroups    string `json:"cgroups,omitempty"`
+}
+
+// Stack renders the parts of the stack that are known, for a report header.
+func (rt RuntimeInfo) Stack() string {
+	var parts []string
+	for _, p := range [][2]string{{"embedded runtime", rt.Flavor}, {"OCI runtime", rt.OCIRuntime}, {"handler", rt.Handler}, {"kernel", rt.Kernel}, {"cgroups", rt.Cgroups}} {
+		if p[1] != "" {
+			parts = append(parts, p[0]+" "+p[1])
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // SpecRef is one spec behind a matrix cell.

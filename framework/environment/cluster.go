@@ -137,7 +137,8 @@ func nodeRuntime(n corev1.Node) capability.RuntimeInfo {
 	if os == "" {
 		os = runtime.GOOS
 	}
-	return capability.RuntimeInfo{Name: name, Version: version, APIVersion: "kubelet " + n.Status.NodeInfo.KubeletVersion, Endpoint: "node " + n.Name, OS: os}
+	return capability.RuntimeInfo{Name: name, Version: version, APIVersion: "kubelet " + n.Status.NodeInfo.KubeletVersion, Endpoint: "node " + n.Name, OS: os,
+		Kernel: n.Status.NodeInfo.KernelVersion}
 }
 
 func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
@@ -152,6 +154,17 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	h.Env.Runtime = capability.RuntimeInfo{
 		Name: v.RuntimeName, Version: v.RuntimeVersion, APIVersion: v.RuntimeApiVersion,
 		Endpoint: h.Env.RuntimeEndpoint, OS: nodeOS, Embedded: h.embedded != nil,
+		Handler: cfg.RuntimeHandler,
+	}
+	if h.Env.Runtime.Handler == "" {
+		h.Env.Runtime.Handler = "default"
+	}
+	if h.embedded != nil {
+		h.Env.Runtime.Flavor = flavor.Name
+		h.Env.Runtime.OCIRuntime = runcVersion(ctx, binDir)
+	}
+	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") {
+		h.Env.Runtime.Kernel, h.Env.Runtime.Cgroups = hostKernel(), hostCgroups()
 	}
 	h.Env.Profile = cfg.LoadedProfile
 	if h.Env.Profile == nil {
@@ -169,6 +182,43 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		return h, err
 	}
 	return h, nil
+}
+
+// runcVersion is "runc 1.5.2" for the runc in binDir (or on PATH).
+func runcVersion(ctx context.Context, binDir string) string {
+	bin := "runc"
+	if binDir != "" {
+		bin = filepath.Join(binDir, "runc")
+	}
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(strings.Replace(first, " version ", " ", 1))
+}
+
+// hostKernel is this machine's kernel release.
+func hostKernel() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// hostCgroups names this machine's cgroup layout.
+func hostCgroups() string {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		return "v2 (unified)"
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/unified"); err == nil {
+		return "v1 with a v2 hierarchy at /sys/fs/cgroup/unified (hybrid)"
+	}
+	if _, err := os.Stat("/sys/fs/cgroup"); err == nil {
+		return "v1"
+	}
+	return ""
 }
 
 // buildImages builds and pushes the suite's Linux images that the images

@@ -112,11 +112,14 @@ func Markdown(m capability.Matrix) string {
 	if layered(m) {
 		for _, l := range m.Layers {
 			rt := m.LayerRuntimes[l]
-			fmt.Fprintf(&b, "- %s layer: %s %s (CRI %s)%s, endpoint `%s` (%s)\n", l, rt.Name, rt.Version, rt.APIVersion, embeddedNote(rt), rt.Endpoint, rt.OS)
+			fmt.Fprintf(&b, "- %s layer: %s %s (CRI %s)%s, endpoint `%s` (%s)%s\n", l, rt.Name, rt.Version, rt.APIVersion, embeddedNote(rt), rt.Endpoint, rt.OS, stackNote(rt))
 		}
 	} else {
 		fmt.Fprintf(&b, "- runtime: %s %s (CRI %s)%s\n", m.Runtime.Name, m.Runtime.Version, m.Runtime.APIVersion, embeddedNote(m.Runtime))
 		fmt.Fprintf(&b, "- endpoint: `%s` (%s)\n", m.Runtime.Endpoint, m.Runtime.OS)
+		if st := m.Runtime.Stack(); st != "" {
+			fmt.Fprintf(&b, "- stack: %s\n", st)
+		}
 	}
 	fmt.Fprintf(&b, "- profile: %s\n", m.Profile)
 	if nc := m.Nonconformant(); len(nc) > 0 {
@@ -232,6 +235,13 @@ func layered(m capability.Matrix) bool {
 		}
 	}
 	return false
+}
+
+func stackNote(rt capability.RuntimeInfo) string {
+	if st := rt.Stack(); st != "" {
+		return "; " + st
+	}
+	return ""
 }
 
 func embeddedNote(rt capability.RuntimeInfo) string {

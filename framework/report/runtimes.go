@@ -77,6 +77,10 @@ func RuntimesMarkdown(cols []RuntimeColumn, outDir string) string {
 			fmt.Fprintf(&b, " not run: %s |", mdEscape(truncate(c.Reason, 160)))
 		}
 	}
+	b.WriteString("\n| stack |")
+	for _, c := range cols {
+		fmt.Fprintf(&b, " %s |", mdEscape(c.Runtime.Stack()))
+	}
 	b.WriteString("\n")
 	for _, def := range capability.All() {
 		fmt.Fprintf(&b, "| %s |", def.Name)
