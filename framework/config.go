@@ -62,7 +62,7 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.ImagesFile, "images-file", "", "YAML file overriding the test images per OS (see README)")
 	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md")
 	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry")
-	fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint (containerd-1.6, containerd-1.7, containerd-2; see runtimes/embedded)")
+	fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint (containerd-1.6, containerd-1.7, containerd-2, containerd-2-gvisor; see runtimes/embedded)")
 	fs.StringVar(&c.Containerd, "embedded-containerd", DefaultContainerd, "containerd binary for the embedded runtime")
 	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", DefaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
 	fs.StringVar(&c.Busybox, "busybox", images.DefaultBusybox, "static busybox for the debug image the suite builds (at the default path, Debian's busybox-static is installed when missing)")

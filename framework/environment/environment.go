@@ -136,7 +136,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 			containerd = "" // the flavor's own
 		}
 		h.embedded, err = embedded.Start(ctx, embedded.Options{
-			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion,
+			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Runsc: flavor.Handler == "runsc",
 			CNIBinDir:    cfg.CNIBinDir,
 			RegistryAddr: h.Env.Registry,
 			SandboxImage: h.Env.Images[images.Pause],
@@ -146,6 +146,9 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 			return h, err
 		}
 		h.Env.RuntimeEndpoint, h.Env.ImageEndpoint = h.embedded.Endpoint(), h.embedded.Endpoint()
+		if h.Env.RuntimeHandler == "" {
+			h.Env.RuntimeHandler = flavor.Handler
+		}
 	}
 	v, err := cri.Probe(ctx, h.Env.RuntimeEndpoint)
 	if err != nil {
@@ -154,14 +157,18 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	h.Env.Runtime = capability.RuntimeInfo{
 		Name: v.RuntimeName, Version: v.RuntimeVersion, APIVersion: v.RuntimeApiVersion,
 		Endpoint: h.Env.RuntimeEndpoint, OS: nodeOS, Embedded: h.embedded != nil,
-		Handler: cfg.RuntimeHandler,
+		Handler: h.Env.RuntimeHandler,
 	}
 	if h.Env.Runtime.Handler == "" {
 		h.Env.Runtime.Handler = "default"
 	}
 	if h.embedded != nil {
 		h.Env.Runtime.Flavor = flavor.Name
-		h.Env.Runtime.OCIRuntime = runcVersion(ctx, binDir)
+		oci := "runc"
+		if flavor.Handler == "runsc" {
+			oci = "runsc"
+		}
+		h.Env.Runtime.OCIRuntime = ociVersion(ctx, binDir, oci)
 	}
 	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") {
 		h.Env.Runtime.Kernel, h.Env.Runtime.Cgroups = hostKernel(), hostCgroups()
@@ -184,11 +191,11 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	return h, nil
 }
 
-// runcVersion is "runc 1.5.2" for the runc in binDir (or on PATH).
-func runcVersion(ctx context.Context, binDir string) string {
-	bin := "runc"
+// ociVersion is "runc 1.5.2" for the OCI runtime in binDir (or on PATH).
+func ociVersion(ctx context.Context, binDir, name string) string {
+	bin := name
 	if binDir != "" {
-		bin = filepath.Join(binDir, "runc")
+		bin = filepath.Join(binDir, name)
 	}
 	out, err := exec.CommandContext(ctx, bin, "--version").Output()
 	if err != nil {

@@ -33,6 +33,17 @@ type Program struct {
 	CGO  bool
 	// Recipe changes when the way this program is built changes.
 	Recipe string
+	// Edits are small changes the project makes to the module's source
+	// before building (a copy of it; the module cache is never touched).
+	// An edit whose Old text is missing fails the build.
+	Edits []Edit
+}
+
+// Edit replaces Old with New, once, in File (a path inside the module).
+type Edit struct {
+	File, Old, New string
+	// Why is documented in the README next to the runtime that needs it.
+	Why string
 }
 
 // Key identifies a build of p for this architecture.
@@ -40,6 +51,9 @@ func (p Program) Key() string {
 	parts := []string{p.Binary, p.Version, p.Package, runtime.GOARCH, p.Recipe}
 	if len(p.Tags) > 0 || p.CGO {
 		parts = append(parts, strings.Join(p.Tags, ","), fmt.Sprint(p.CGO))
+	}
+	for _, e := range p.Edits {
+		parts = append(parts, e.File, e.Old, e.New)
 	}
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return parts[0] + "-" + parts[1] + "-" + hex.EncodeToString(h[:])[:12]
@@ -72,7 +86,7 @@ func Build(ctx context.Context, goCmd, cacheRoot string, p Program) (string, err
 	if err != nil {
 		return "", err
 	}
-	var m struct{ GoMod, Error string }
+	var m struct{ Dir, GoMod, Error string }
 	if err := json.Unmarshal([]byte(info), &m); err != nil || m.Error != "" {
 		return "", fmt.Errorf("%s@%s: %v %s", p.Module, p.Version, err, m.Error)
 	}
@@ -80,7 +94,14 @@ func Build(ctx context.Context, goCmd, cacheRoot string, p Program) (string, err
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(ThrowawayGoMod(p.Module, p.Version, string(gomod))), 0o644); err != nil {
+	modfile := ThrowawayGoMod(p.Module, p.Version, string(gomod))
+	if len(p.Edits) > 0 {
+		if err := editedCopy(ctx, m.Dir, filepath.Join(work, "mod"), p.Edits); err != nil {
+			return "", fmt.Errorf("%s@%s: %w", p.Module, p.Version, err)
+		}
+		modfile += fmt.Sprintf("\nreplace %s => ./mod\n", p.Module)
+	}
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(modfile), 0o644); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -99,6 +120,30 @@ func Build(ctx context.Context, goCmd, cacheRoot string, p Program) (string, err
 		return "", fmt.Errorf("build %s@%s: %w", p.Package, p.Version, err)
 	}
 	return out, os.Rename(tmp, out)
+}
+
+// editedCopy copies the module's source to dst and applies the edits.
+func editedCopy(ctx context.Context, src, dst string, edits []Edit) error {
+	if _, err := run(ctx, "", nil, "cp", "-r", src, dst); err != nil {
+		return err
+	}
+	if _, err := run(ctx, "", nil, "chmod", "-R", "u+w", dst); err != nil {
+		return err
+	}
+	for _, e := range edits {
+		path := filepath.Join(dst, e.File)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(b), e.Old) {
+			return fmt.Errorf("edit of %s: the text to change is not there (%s); the edit needs updating for this version", e.File, e.Why)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(b), e.Old, e.New, 1)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var (

@@ -28,6 +28,9 @@ type Options struct {
 	// ConfigVersion is containerd's configuration format (2 if zero; 3 for
 	// containerd 2.x).
 	ConfigVersion int
+	// Runsc adds gVisor as the runtime handler "runsc" (BinDir holds runsc
+	// and containerd-shim-runsc-v1; version 3 configs only).
+	Runsc bool
 }
 
 // layout is where one run keeps its files; everything is under dir.
@@ -67,8 +70,12 @@ func containerdConfig(l layout, o Options) string {
 		"@ROOT@", l.root(), "@STATE@", l.state(), "@SOCKET@", l.socket(),
 		"@SANDBOX@", o.SandboxImage, "@CNIBIN@", o.CNIBinDir, "@CNICONF@", l.cniConf(),
 		"@HOSTS@", l.hostsDir(), "@RUNCROOT@", l.runcRoot(), "@RUNC@", runcBinary,
+		"@RUNSCCONF@", l.dir+"/runsc.toml",
 	)
 	if o.ConfigVersion == 3 {
+		if o.Runsc {
+			return r.Replace(configV3 + runscV3)
+		}
 		return r.Replace(configV3)
 	}
 	// restrict_oom_score_adj: these hosts lack CAP_SYS_RESOURCE, so a sandbox
@@ -149,6 +156,20 @@ state = "@STATE@"
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
 `
+
+// runscV3 adds the handler runsc: containerd runs its sandboxes through
+// gVisor's shim, which reads runsc.toml (binary, root).
+const runscV3 = `
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runsc]
+  runtime_type = "io.containerd.runsc.v1"
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runsc.options]
+    TypeUrl = "io.containerd.runsc.v1.options"
+    ConfigPath = "@RUNSCCONF@"
+`
+
+func runscConfig(l layout, o Options) string {
+	return fmt.Sprintf("binary_name = %q\nroot = %q\n", o.BinDir+"/runsc", l.dir+"/runsc-root")
+}
 
 func cniConfig(l layout) string {
 	bridge, subnet := l.network()

@@ -73,6 +73,9 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		l.config():                          containerdConfig(l, o),
 		l.cniConf() + "/10-ectest.conflist": cniConfig(l),
 	}
+	if o.Runsc {
+		files[l.dir+"/runsc.toml"] = runscConfig(l, o)
+	}
 	if o.RegistryAddr != "" {
 		files[filepath.Join(l.hostsDir(), o.RegistryAddr, "hosts.toml")] = hostsTOML(o.RegistryAddr)
 	}
