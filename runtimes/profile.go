@@ -28,9 +28,13 @@ type Profile struct {
 	Capabilities map[capability.Name]capability.Support `json:"capabilities"`
 }
 
-// Match is compared with the CRI VersionResponse.
+// Match is compared with the CRI VersionResponse and the runtime handler
+// sandboxes run with.
 type Match struct {
 	RuntimeName string `json:"runtimeName,omitempty"`
+	// RuntimeHandler, when set, must be the run's handler (runsc for
+	// gVisor); a profile without one matches the default handler only.
+	RuntimeHandler string `json:"runtimeHandler,omitempty"`
 }
 
 // Parse reads a profile and checks that it declares every known capability,
@@ -152,18 +156,31 @@ func Load(spec string) (*Profile, error) {
 	return nil, fmt.Errorf("unknown profile %q (builtin: %s; or give a file path, or auto)", spec, strings.Join(names(all), ", "))
 }
 
-// Detect picks the builtin profile whose match fits the runtime name and OS.
-func Detect(runtimeName, os string) (*Profile, error) {
+// Detect picks the builtin profile whose match fits the runtime name, OS
+// and runtime handler ("" or "default" for the default handler); a handler
+// no profile names gets the runtime's profile without a handler.
+func Detect(runtimeName, os, handler string) (*Profile, error) {
 	all, err := Builtin()
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range all {
-		if p.OS == os && p.Match.RuntimeName != "" && strings.EqualFold(p.Match.RuntimeName, runtimeName) {
-			return p, nil
+	if handler == "default" {
+		handler = ""
+	}
+	// A profile for the very handler first, then the runtime's general one
+	// (an explicit runc handler, say).
+	for _, wantHandler := range []string{handler, ""} {
+		for _, p := range all {
+			if p.OS == os && p.Match.RuntimeName != "" && strings.EqualFold(p.Match.RuntimeName, runtimeName) && p.Match.RuntimeHandler == wantHandler {
+				return p, nil
+			}
 		}
 	}
-	return nil, fmt.Errorf("no builtin profile for runtime %q on %s (builtin: %s); give -profile with a name or a file", runtimeName, os, strings.Join(names(all), ", "))
+	what := fmt.Sprintf("runtime %q on %s", runtimeName, os)
+	if handler != "" {
+		what += fmt.Sprintf(" with handler %q", handler)
+	}
+	return nil, fmt.Errorf("no builtin profile for %s (builtin: %s); give -profile with a name or a file", what, strings.Join(names(all), ", "))
 }
 
 func names(ps []*Profile) []string {

@@ -57,16 +57,22 @@ func TestBuiltinProfiles(t *testing.T) {
 	if win == nil || win.OS != "windows" || win.Capabilities[capability.NetPod] != capability.Supported || win.Capabilities[capability.PIDTarget] != capability.NotApplicable {
 		t.Errorf("the Windows profile must be network-only: %+v", win)
 	}
-	if p, err := Detect("containerd", "linux"); err != nil || p.Name != "containerd-runc" {
+	if p, err := Detect("containerd", "linux", "default"); err != nil || p.Name != "containerd-runc" {
 		t.Errorf("Detect(containerd, linux) = %v, %v", p, err)
 	}
-	if p, err := Detect("containerd", "windows"); err != nil || p.Name != "containerd-windows" {
+	if p, err := Detect("containerd", "windows", ""); err != nil || p.Name != "containerd-windows" {
 		t.Errorf("Detect(containerd, windows) = %v, %v", p, err)
 	}
-	if p, err := Detect("cri-o", "linux"); err != nil || p.Name != "cri-o" {
+	if p, err := Detect("containerd", "linux", "runsc"); err != nil || p.Name != "containerd-gvisor" {
+		t.Errorf("Detect(containerd, linux, runsc) = %v, %v: a gVisor handler must not get the runc profile", p, err)
+	}
+	if p, err := Detect("containerd", "linux", "runc"); err != nil || p.Name != "containerd-runc" {
+		t.Errorf("Detect(containerd, linux, runc) = %v, %v", p, err)
+	}
+	if p, err := Detect("cri-o", "linux", ""); err != nil || p.Name != "cri-o" {
 		t.Errorf("Detect(cri-o) = %v, %v", p, err)
 	}
-	if _, err := Detect("unheard-of", "linux"); err == nil || !strings.Contains(err.Error(), "give -profile") {
+	if _, err := Detect("unheard-of", "linux", ""); err == nil || !strings.Contains(err.Error(), "give -profile") {
 		t.Errorf("Detect(unknown) = %v", err)
 	}
 }

@@ -123,7 +123,7 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 	h.Env.Kubectl = findKubectl(ctx, cfg, v.GitVersion)
 	h.Env.Profile = cfg.LoadedProfile
 	if h.Env.Profile == nil {
-		if h.Env.Profile, err = runtimes.Detect(h.Env.Runtime.Name, h.Env.Runtime.OS); err != nil {
+		if h.Env.Profile, err = runtimes.Detect(h.Env.Runtime.Name, h.Env.Runtime.OS, ""); err != nil {
 			return h, err
 		}
 	}

@@ -175,7 +175,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	}
 	h.Env.Profile = cfg.LoadedProfile
 	if h.Env.Profile == nil {
-		if h.Env.Profile, err = runtimes.Detect(v.RuntimeName, nodeOS); err != nil {
+		if h.Env.Profile, err = runtimes.Detect(v.RuntimeName, nodeOS, h.Env.RuntimeHandler); err != nil {
 			return h, err
 		}
 	}
