@@ -46,17 +46,17 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	bin, err := exec.LookPath(o.Containerd)
 	if err != nil {
-		return nil, fmt.Errorf("embedded runtime: %s not found (run hack/install-deps.sh, or give -runtime-endpoint)", o.Containerd)
+		return nil, fmt.Errorf("embedded runtime: %s not found (make deps installs Debian's; or give -runtime-endpoint)", o.Containerd)
 	}
 	shim := "containerd-shim-runc-v2"
 	if o.BinDir != "" {
 		shim = filepath.Join(o.BinDir, shim)
 	}
 	if _, err := exec.LookPath(shim); err != nil {
-		return nil, fmt.Errorf("embedded runtime: %s not found (run hack/install-deps.sh)", shim)
+		return nil, fmt.Errorf("embedded runtime: %s not found (make deps installs Debian's)", shim)
 	}
 	if _, err := os.Stat(filepath.Join(o.CNIBinDir, "bridge")); err != nil {
-		return nil, fmt.Errorf("embedded runtime: no CNI bridge plugin in %s (run hack/install-deps.sh)", o.CNIBinDir)
+		return nil, fmt.Errorf("embedded runtime: no CNI bridge plugin in %s (make deps installs Debian's)", o.CNIBinDir)
 	}
 	if err := Sweep(o.BaseDir); err != nil {
 		return nil, fmt.Errorf("embedded runtime: sweeping earlier runs: %w", err)
