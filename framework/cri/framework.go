@@ -17,6 +17,7 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -271,13 +272,23 @@ func (f *Framework) StartContainer(ctx context.Context, sb *Sandbox, opts Contai
 func (f *Framework) removeContainer(id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
 	defer cancel()
+	// A runtime may report a container still running for a moment after
+	// StopContainer returned (containerd updates its state from the exit
+	// event): stop and remove again until it is gone or the cleanup
+	// timeout runs out, then report the last errors.
 	var errs []error
-	if _, err := f.Runtime.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0}); err != nil && !isNotFound(err) {
-		errs = append(errs, fmt.Errorf("StopContainer %s: %s", id, StatusText(err)))
-	}
-	if _, err := f.Runtime.Runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil && !isNotFound(err) {
-		errs = append(errs, fmt.Errorf("RemoveContainer %s: %s", id, StatusText(err)))
-	}
+	_ = wait.PollUntilContextCancel(ctx, f.Timeouts.Poll, true, func(ctx context.Context) (bool, error) {
+		errs = nil
+		if _, err := f.Runtime.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0}); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("StopContainer %s: %s", id, StatusText(err)))
+		}
+		_, err := f.Runtime.Runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id})
+		if err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("RemoveContainer %s: %s", id, StatusText(err)))
+			return !strings.Contains(StatusText(err), "running"), nil
+		}
+		return true, nil
+	})
 	return errors.Join(errs...)
 }
 
