@@ -13,7 +13,7 @@ import (
 	"github.com/ectest/ectest/fixtures/programs/targetinfo"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -270,15 +270,37 @@ type TargetInfo = targetinfo.Info
 // its /info. It polls until the target answers (it may still be starting).
 func (f *Framework) TargetInfoFrom(ctx context.Context, from *Container, port int) TargetInfo {
 	ginkgo.GinkgoHelper()
+	info, err := f.TryTargetInfoFrom(ctx, from, port)
+	if err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	return info
+}
+
+// TryTargetInfoFrom is TargetInfoFrom for specs whose judgement is whether
+// the target answers at all: the error says what the last try saw.
+func (f *Framework) TryTargetInfoFrom(ctx context.Context, from *Container, port int) (TargetInfo, error) {
 	var info TargetInfo
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/info"
-	gomega.Eventually(ctx, func(g gomega.Gomega) {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
 		r, err := f.Exec(ctx, from, "wget", "-qO-", url)
-		g.Expect(err).NotTo(gomega.HaveOccurred())
-		g.Expect(r.ExitCode).To(gomega.BeZero(), "wget %s from %s:\n%s", url, from.Name, r)
-		g.Expect(json.Unmarshal([]byte(r.Stdout), &info)).To(gomega.Succeed(), "decode %q", r.Stdout)
-	}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll).Should(gomega.Succeed())
-	return info
+		switch {
+		case err != nil:
+			last = err
+		case r.ExitCode != 0:
+			last = fmt.Errorf("wget %s from %s:\n%s", url, from.Name, r)
+		default:
+			if last = json.Unmarshal([]byte(r.Stdout), &info); last != nil {
+				last = fmt.Errorf("decode %q: %w", r.Stdout, last)
+			}
+		}
+		return last == nil, nil
+	})
+	if err != nil {
+		return info, fmt.Errorf("the target did not answer on %s from %s within %s: %v", url, from.Name, f.Timeouts.ContainerReady, last)
+	}
+	return info, nil
 }
 
 // RecordPIDView starts a debug container with o, observes which PID
