@@ -74,7 +74,7 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 
 // DefaultRuntime is the embedded runtime without -runtime (the names are
 // runtimes/embedded.Flavors; the CRI suite checks the flag before running).
-const DefaultRuntime = "containerd-1.6"
+const DefaultRuntime = "containerd-2"
 
 // DefaultContainerd is the embedded runtime's containerd: Debian's, from
 // PATH, installed when missing.

@@ -27,6 +27,9 @@ type Timeouts struct {
 	Cleanup time.Duration
 	// Poll is the interval of Eventually polls.
 	Poll time.Duration
+	// EnvironmentProbe bounds one check of the suite's own environment (the
+	// loopback registry, the API server) before a nonconformance is recorded.
+	EnvironmentProbe time.Duration
 }
 
 // DefaultTimeouts fit the slowest machine the suite runs on (2 cores).
@@ -41,4 +44,6 @@ var DefaultTimeouts = Timeouts{
 	Exec:           20 * time.Second,
 	Cleanup:        60 * time.Second,
 	Poll:           100 * time.Millisecond,
+
+	EnvironmentProbe: 5 * time.Second,
 }

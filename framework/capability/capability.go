@@ -153,6 +153,11 @@ const (
 	// Deviated: the runtime accepted the request and did something else
 	// (joined another namespace, accepted an invalid value, ...).
 	Deviated Outcome = "deviated"
+	// Blocked: the capability could not be checked because a capability it
+	// depends on (DependsOn) does not work in this spec; the observation
+	// says what the dependency did. The dependency's own cell carries the
+	// verdict.
+	Blocked Outcome = "blocked"
 )
 
 // Verdict is the judgement of a capability.
@@ -168,10 +173,33 @@ const (
 	// own (its environment, a helper), so the observation is no verdict;
 	// the run fails as a run, not as the runtime's nonconformance.
 	VerdictError Verdict = "error"
+	// VerdictBlocked: every spec of the capability was blocked by a
+	// capability it depends on; no verdict of its own.
+	VerdictBlocked Verdict = "blocked"
+	// Unverified: declared supported, specs for it exist in the suite, and a
+	// full run observed it nowhere (they skipped, say): the declaration was
+	// never checked, and the run fails as a run.
+	Unverified Verdict = "unverified"
 )
+
+// dependsOn: capabilities whose specs can only check them through another
+// one. A debug container reads the target's files, ptraces its processes and
+// replays the operations story through the target's PID namespace, so
+// without pid-target there is nothing to check.
+var dependsOn = map[Name]Name{
+	ProcRootFS:  PIDTarget,
+	PtraceRules: PIDTarget,
+	StoryOps:    PIDTarget,
+}
+
+// DependsOn is the capability n can only be checked through ("" for none).
+func DependsOn(n Name) Name { return dependsOn[n] }
 
 // Judge decides whether an outcome is conformant for what was declared.
 func Judge(def Definition, declared Support, outcome Outcome) (Verdict, string) {
+	if outcome == Blocked {
+		return VerdictBlocked, fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", DependsOn(def.Name))
+	}
 	if outcome == Works {
 		if declared == Unsupported {
 			return Conformant, "works although the profile declares it unsupported"

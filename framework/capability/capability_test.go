@@ -135,3 +135,26 @@ func TestFailedSpecMakesItsObservationsErrors(t *testing.T) {
 		t.Errorf("Errors() = %v", e)
 	}
 }
+
+// A blocked capability is no verdict of its own; the dependency carries it.
+func TestBlockedAndUnverified(t *testing.T) {
+	if v, reason := Judge(MustLookup(ProcRootFS), Supported, Blocked); v != VerdictBlocked || reason == "" {
+		t.Errorf("blocked proc-root-fs judged %s (%q)", v, reason)
+	}
+	if DependsOn(ProcRootFS) != PIDTarget || DependsOn(PIDTarget) != "" {
+		t.Error("dependencies wrong")
+	}
+	declared := map[Name]Support{PIDTarget: Supported, ProcRootFS: Supported, NetPod: Supported, IPCPod: Unsupported, Exec: Supported}
+	m := Compute(RuntimeInfo{}, "p", declared, []Layer{LayerCRI}, []SpecObservations{
+		{Spec: SpecRef{Name: "fs", State: "skipped"}, Observations: []Observation{{Capability: ProcRootFS, Layer: LayerCRI, Outcome: Blocked}}},
+		{Spec: SpecRef{Name: "pull", State: "failed"}, Observations: []Observation{{Capability: PullAtDebugTime, Layer: LayerCRI, Outcome: Refused, EnvironmentError: "registry down"}}},
+	})
+	// Specs exist for net-pod, ipc-pod and pid-target; exec has none in this run.
+	m.MarkUnverified(LayerCRI, map[Name]bool{PIDTarget: true, NetPod: true, IPCPod: true, ProcRootFS: true})
+	want := map[Name]Verdict{ProcRootFS: VerdictBlocked, PullAtDebugTime: VerdictError, PIDTarget: Unverified, NetPod: Unverified, IPCPod: NotObserved, Exec: NotObserved}
+	for _, r := range m.Rows {
+		if w, ok := want[r.Capability]; ok && r.Layers[LayerCRI].Verdict != w {
+			t.Errorf("%s: %s, want %s", r.Capability, r.Layers[LayerCRI].Verdict, w)
+		}
+	}
+}

@@ -117,6 +117,9 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 			}
 			o.Declared = declared[o.Capability]
 			o.Verdict, o.Reason = Judge(def, o.Declared, o.Outcome)
+			if o.EnvironmentError != "" {
+				o.Verdict, o.Reason = VerdictError, "the suite's environment broke: "+o.EnvironmentError
+			}
 			c := cell(o.Capability, o.Layer)
 			c.Observations = append(c.Observations, o)
 			c.Observed = appendUnique(c.Observed, o.Observed)
@@ -137,7 +140,11 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 				c.Verdict = Nonconformant
 			case o.Verdict == VerdictError && c.Verdict != Nonconformant:
 				c.Verdict = VerdictError
-			case c.Verdict == NotObserved:
+			case o.Verdict == VerdictBlocked:
+				if c.Verdict == NotObserved {
+					c.Verdict = VerdictBlocked
+				}
+			case c.Verdict == NotObserved || c.Verdict == VerdictBlocked:
 				c.Verdict = Conformant
 			}
 			if seen[o.Capability] == nil {
@@ -165,6 +172,33 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 		m.Rows = append(m.Rows, row)
 	}
 	return m
+}
+
+// MarkUnverified turns the not-observed cells of layer into unverified for
+// the capabilities the profile declares supported and the suite has specs
+// for (expected: the capability labels of the run's specs, run or not). Call
+// it for full runs only: a focused run leaves capabilities unobserved on
+// purpose.
+func (m *Matrix) MarkUnverified(layer Layer, expected map[Name]bool) {
+	for i, r := range m.Rows {
+		c, ok := r.Layers[layer]
+		if !ok || c.Verdict != NotObserved || r.Declared != Supported || !expected[r.Capability] {
+			continue
+		}
+		c.Verdict = Unverified
+		c.Reasons = append(c.Reasons, "declared supported, and no spec of this full run observed it (its specs skipped or recorded nothing)")
+		m.Rows[i].Layers[layer] = c
+	}
+}
+
+// Unverified lists the capabilities left unverified at any layer.
+func (m Matrix) Unverified() []Name {
+	return m.where(func(c Cell) bool { return c.Verdict == Unverified })
+}
+
+// Blocked lists the capabilities blocked by a dependency at any layer.
+func (m Matrix) Blocked() []Name {
+	return m.where(func(c Cell) bool { return c.Verdict == VerdictBlocked })
 }
 
 // failedState is a Ginkgo spec state in which the spec did not pass (its

@@ -51,6 +51,9 @@ type Session struct {
 // unique name and is removed by a DeferCleanup registered right after creation.
 type Framework struct {
 	*Session
+	// Checker is the session's, bound to the capabilities the spec
+	// exercises (see capability.Checker.ForSpec).
+	Checker *capability.Checker
 	// Token is unique to the spec; names, argv markers and files carry it.
 	Token string
 	// sandboxes counts the spec's sandboxes, to name each uniquely.
@@ -58,8 +61,8 @@ type Framework struct {
 }
 
 // New starts a spec's framework. Call it inside a setup or subject node.
-func New(s *Session) *Framework {
-	return &Framework{Session: s, Token: randomToken()}
+func New(s *Session, exercises ...capability.Name) *Framework {
+	return &Framework{Session: s, Checker: s.Checker.ForSpec(exercises...), Token: randomToken()}
 }
 
 func randomToken() string {
@@ -140,7 +143,7 @@ func (f *Framework) RunSandbox(ctx context.Context, opts SandboxOptions) *Sandbo
 	ginkgo.GinkgoHelper()
 	sb, err := f.TryRunSandbox(ctx, opts)
 	if err != nil {
-		ginkgo.Fail("RunPodSandbox: " + StatusText(err))
+		f.Checker.Fail("RunPodSandbox: " + StatusText(err))
 	}
 	return sb
 }
@@ -182,9 +185,9 @@ type ContainerOptions struct {
 	Image string
 	// Command replaces the image entrypoint; Args are its arguments.
 	Command, Args []string
-	PID           runtimeapi.NamespaceMode
-	// PIDSet says PID was given explicitly (POD is the zero value).
-	PIDSet       bool
+	// PID is the container's PID mode; nil means CONTAINER, what the
+	// kubelet sends without shareProcessNamespace (see Mode).
+	PID          *runtimeapi.NamespaceMode
 	TargetID     string
 	Network, IPC runtimeapi.NamespaceMode
 	RunAsUser    *int64
@@ -194,10 +197,14 @@ type ContainerOptions struct {
 	Env          map[string]string
 }
 
+// Mode is an explicit namespace mode for the options' PID field. POD is the
+// CRI's zero value, so "not given" needs its own value (nil), not a flag.
+func Mode(m runtimeapi.NamespaceMode) *runtimeapi.NamespaceMode { return &m }
+
 func (f *Framework) containerConfig(opts ContainerOptions) *runtimeapi.ContainerConfig {
-	pid := opts.PID
-	if !opts.PIDSet && pid == runtimeapi.NamespaceMode_POD {
-		pid = runtimeapi.NamespaceMode_CONTAINER
+	pid := runtimeapi.NamespaceMode_CONTAINER
+	if opts.PID != nil {
+		pid = *opts.PID
 	}
 	var envs []*runtimeapi.KeyValue
 	for k, v := range opts.Env {
@@ -264,7 +271,7 @@ func (f *Framework) StartContainer(ctx context.Context, sb *Sandbox, opts Contai
 	ginkgo.GinkgoHelper()
 	c, err := f.TryStartContainer(ctx, sb, opts)
 	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("create and start container %q: %s", opts.Name, StatusText(err)))
+		f.Checker.Fail(fmt.Sprintf("create and start container %q: %s", opts.Name, StatusText(err)))
 	}
 	return c
 }
@@ -347,10 +354,10 @@ func (f *Framework) MustExec(ctx context.Context, c *Container, cmd ...string) s
 	ginkgo.GinkgoHelper()
 	r, err := f.Exec(ctx, c, cmd...)
 	if err != nil {
-		ginkgo.Fail(err.Error())
+		f.Checker.Fail(err.Error())
 	}
 	if r.ExitCode != 0 {
-		ginkgo.Fail(fmt.Sprintf("command failed in container %s:\n%s", c.Name, r))
+		f.Checker.Fail(fmt.Sprintf("command failed in container %s:\n%s", c.Name, r))
 	}
 	return r.Stdout
 }
@@ -368,17 +375,9 @@ func (f *Framework) Processes(ctx context.Context, c *Container) ([]Process, str
 	return procs, r.Stdout, err
 }
 
-// Logs reads the container's CRI log file (the runtime writes it on this host).
-func (f *Framework) Logs(c *Container) (string, error) {
-	data, err := os.ReadFile(c.LogPath())
-	if err != nil {
-		return "", err
-	}
-	lines, err := ParseLog(string(data))
-	if err != nil {
-		return "", err
-	}
-	return Text(lines), nil
+// Logs reads the container's CRI log: what it wrote to stdout and to stderr.
+func (f *Framework) Logs(ctx context.Context, c *Container) (stdout, stderr string, err error) {
+	return LogStreams(ctx, c.LogPath())
 }
 
 // ImagePresent reports whether the image service has the image.

@@ -194,6 +194,19 @@ func (h *ClusterHandle) Down(ctx context.Context, failed bool) error {
 	return errors.Join(errs...)
 }
 
+// clusterCheck is the environment probe of a cluster session: the API
+// server must say it is ready, and the registry must answer.
+func clusterCheck(client kubernetes.Interface, registryAddr string) func() error {
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), framework.DefaultTimeouts.EnvironmentProbe)
+		defer cancel()
+		if body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
+			return fmt.Errorf("the API server is not ready: %v %s", err, strings.TrimSpace(string(body)))
+		}
+		return registryCheck(registryAddr)()
+	}
+}
+
 // Session connects one parallel process to the cluster.
 func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 	c, client, err := kube.Connect(e.Kubeconfig, func(c *rest.Config) { c.QPS, c.Burst = 50, 100 })
@@ -202,7 +215,7 @@ func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 	}
 	return &kube.Session{
 		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts,
-		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster},
+		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster, Environment: clusterCheck(client, e.Registry)},
 	}, nil
 }
 

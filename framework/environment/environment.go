@@ -188,8 +188,19 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	if err := h.prePull(ctx, h.Env.Images[images.Debug], h.Env.Images[images.Target]); err != nil {
 		return h, err
 	}
+	if os.Getenv(SelfTestRegistryDown) == "1" {
+		logf("SELF-TEST (%s=1): stopping the loopback registry after setup; specs that need it must report an environment error, never a nonconformance", SelfTestRegistryDown)
+		err := h.registry.Close()
+		h.registry = nil
+		return h, err
+	}
 	return h, nil
 }
+
+// SelfTestRegistryDown names the environment variable that makes the CRI
+// suite stop its registry right after setup: a self-test of the verdict
+// model (hack/selftest.sh), never set in a conformance run.
+const SelfTestRegistryDown = "ECTEST_SELFTEST_REGISTRY_DOWN"
 
 // ociVersion is "runc 1.5.2" for the OCI runtime in binDir (or on PATH).
 func ociVersion(ctx context.Context, binDir, name string) string {
@@ -330,6 +341,17 @@ func (h *Handle) Down(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// registryCheck is the environment probe of a session: the loopback
+// registry must answer (nil when the run has none).
+func registryCheck(addr string) func() error {
+	return func() error {
+		if addr == "" {
+			return nil
+		}
+		return registry.Check(addr, framework.DefaultTimeouts.EnvironmentProbe)
+	}
+}
+
 // Session connects one parallel process to the environment.
 func (e *Environment) Session() (*cri.Session, error) {
 	rt, err := cri.Dial(e.RuntimeEndpoint)
@@ -346,6 +368,6 @@ func (e *Environment) Session() (*cri.Session, error) {
 	return &cri.Session{
 		Runtime: rt, Image: img, Images: e.Images, Handler: e.RuntimeHandler, RunID: e.RunID,
 		LogRoot: e.LogRoot, Registry: e.Registry, Endpoint: e.RuntimeEndpoint, Timeouts: framework.DefaultTimeouts,
-		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI},
+		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI, Environment: registryCheck(e.Registry)},
 	}, nil
 }

@@ -48,24 +48,27 @@ type Session struct {
 // (and waited for) when the spec ends, whatever its outcome.
 type Framework struct {
 	*Session
+	// Checker is the session's, bound to the capabilities the spec
+	// exercises (see capability.Checker.ForSpec).
+	Checker   *capability.Checker
 	Token     string
 	Namespace string
 }
 
 // New creates the spec's namespace and registers its deletion. labels are
 // added to the namespace (Pod Security levels, for example).
-func New(ctx context.Context, s *Session, labels map[string]string) *Framework {
+func New(ctx context.Context, s *Session, labels map[string]string, exercises ...capability.Name) *Framework {
 	ginkgo.GinkgoHelper()
 	b := make([]byte, 5)
 	_, _ = rand.Read(b)
-	f := &Framework{Session: s, Token: hex.EncodeToString(b)}
+	f := &Framework{Session: s, Checker: s.Checker.ForSpec(exercises...), Token: hex.EncodeToString(b)}
 	l := map[string]string{LabelRun: s.RunID, LabelSpec: f.Token}
 	for k, v := range labels {
 		l[k] = v
 	}
 	ns, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ectest-", Labels: l}}, metav1.CreateOptions{})
 	if err != nil {
-		ginkgo.Fail("create the spec's namespace: " + err.Error())
+		f.Checker.Fail("create the spec's namespace: " + err.Error())
 	}
 	f.Namespace = ns.Name
 	ginkgo.DeferCleanup(f.deleteNamespace)
@@ -147,7 +150,7 @@ func (f *Framework) RunPod(ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 	ginkgo.GinkgoHelper()
 	created, err := f.CreatePod(ctx, pod)
 	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("create pod %s: %v", pod.Name, err))
+		f.Checker.Fail(fmt.Sprintf("create pod %s: %v", pod.Name, err))
 	}
 	return f.WaitPod(ctx, created.Name, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 }
@@ -212,7 +215,7 @@ func (f *Framework) WaitEphemeralRunning(ctx context.Context, pod, name string) 
 func (f *Framework) RunEphemeral(ctx context.Context, pod string, ec corev1.EphemeralContainer) *corev1.Pod {
 	ginkgo.GinkgoHelper()
 	if _, err := f.AddEphemeral(ctx, f.Client, pod, ec); err != nil {
-		ginkgo.Fail(fmt.Sprintf("add ephemeral container %s to pod %s: %s", ec.Name, pod, Rejection(err)))
+		f.Checker.Fail(fmt.Sprintf("add ephemeral container %s to pod %s: %s", ec.Name, pod, Rejection(err)))
 	}
 	return f.WaitEphemeralRunning(ctx, pod, ec.Name)
 }
@@ -260,7 +263,7 @@ func (f *Framework) Impersonate(user string, groups ...string) kubernetes.Interf
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append([]string{"system:authenticated"}, groups...)}
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		ginkgo.Fail(err.Error())
+		f.Checker.Fail(err.Error())
 	}
 	return c
 }

@@ -141,8 +141,8 @@ func Markdown(m capability.Matrix) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |", row.Capability, strings.Join(reqs, " "), row.Declared)
 		for _, l := range m.Layers {
 			c := row.Layers[l]
-			v := string(c.Verdict)
-			if c.Verdict == capability.Nonconformant || c.Verdict == capability.VerdictError {
+			v := verdictText(row.Capability, c.Verdict)
+			if c.Verdict == capability.Nonconformant || c.Verdict == capability.VerdictError || c.Verdict == capability.Unverified {
 				v = "**" + v + "**"
 			}
 			if c.ProfileMismatch {
@@ -169,13 +169,22 @@ func Markdown(m capability.Matrix) string {
 					name = o.Case + ": " + o.Observed
 				}
 				fmt.Fprintf(&b, "- %s: %s (%s)\n", o.Verdict, name, o.Reason)
-				if o.Evidence != "" && (o.Verdict == capability.Nonconformant || o.Verdict == capability.VerdictError) {
+				if o.Evidence != "" && (o.Verdict == capability.Nonconformant || o.Verdict == capability.VerdictError || o.Verdict == capability.VerdictBlocked) {
 					fmt.Fprintf(&b, "\n```\n%s\n```\n", strings.TrimRight(o.Evidence, "\n"))
 				}
 			}
 		}
 	}
 	return b.String()
+}
+
+// verdictText is a cell's verdict as reports print it: a blocked cell names
+// what blocked it.
+func verdictText(n capability.Name, v capability.Verdict) string {
+	if v == capability.VerdictBlocked {
+		return "blocked by " + string(capability.DependsOn(n))
+	}
+	return string(v)
 }
 
 // Table renders the matrix for a terminal.
@@ -188,7 +197,7 @@ func Table(m capability.Matrix) string {
 		r := []string{string(row.Capability), string(row.Declared)}
 		for _, l := range m.Layers {
 			c := row.Layers[l]
-			r = append(r, truncate(strings.Join(c.Observed, "; "), 48), string(c.Verdict))
+			r = append(r, truncate(strings.Join(c.Observed, "; "), 48), verdictText(row.Capability, c.Verdict))
 		}
 		rows = append(rows, r)
 	}
@@ -269,6 +278,28 @@ func truncate(s string, n int) string {
 	return s[:n-3] + "..."
 }
 
+// FullRun reports whether a run selected every spec: no focus, skip or
+// label filter beyond the suite's default (benchmarks out).
+func FullRun(r types.Report) bool {
+	c := r.SuiteConfig
+	return !r.SuiteHasProgrammaticFocus && len(c.FocusStrings) == 0 && len(c.SkipStrings) == 0 &&
+		len(c.FocusFiles) == 0 && len(c.SkipFiles) == 0 && (c.LabelFilter == "" || c.LabelFilter == "!"+framework.LabelBenchmark)
+}
+
+// CapabilityLabels are the capabilities the run's specs carry as labels,
+// whether they ran or not: what the suite has specs for.
+func CapabilityLabels(r types.Report) map[capability.Name]bool {
+	out := map[capability.Name]bool{}
+	for _, sr := range r.SpecReports {
+		for _, l := range sr.Labels() {
+			if _, err := capability.Lookup(l); err == nil {
+				out[capability.Name(l)] = true
+			}
+		}
+	}
+	return out
+}
+
 // Subject is what a suite run judged: the runtime and its declared profile.
 type Subject struct {
 	Runtime  capability.RuntimeInfo
@@ -292,6 +323,9 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer) 
 			return err
 		}
 		m = capability.Compute(s.Runtime, s.Profile, s.Declared, []capability.Layer{layer}, obs)
+		if FullRun(r) {
+			m.MarkUnverified(layer, CapabilityLabels(r))
+		}
 	}
 	if err := Write(dir, r, m); err != nil {
 		return err

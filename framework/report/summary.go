@@ -42,6 +42,11 @@ type LayerSummary struct {
 	Errors []capability.Name `json:"errors,omitempty"`
 	// ProfileMismatches are declared unsupported yet observed working.
 	ProfileMismatches []capability.Name `json:"profileMismatches,omitempty"`
+	// Unverified are declared supported and never observed in a full run.
+	Unverified []capability.Name `json:"unverified,omitempty"`
+	// Blocked could not be checked because a capability they depend on
+	// did not work (that one carries the verdict).
+	Blocked []capability.Name `json:"blocked,omitempty"`
 }
 
 // SpecCounts counts the specs of a run by how they ended.
@@ -82,7 +87,7 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 				}
 			}
 			line := fmt.Sprintf("%s: %s", what, firstLine(sr.Failure.Message))
-			if isSpec && sr.State.Is(types.SpecStateFailed) && sr.Failure.FailureNodeType == types.NodeTypeIt {
+			if isSpec && sr.State.Is(types.SpecStateFailed) && sr.Failure.FailureNodeType == types.NodeTypeIt && !capability.IsEnvironmentFailure(sr.Failure.Message) {
 				s.Nonconformances = append(s.Nonconformances, line)
 			} else {
 				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s in %s)", line, sr.State, sr.Failure.FailureNodeType))
@@ -107,7 +112,12 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 				ls.NotApplicable++
 			case capability.VerdictError:
 				ls.Errors = append(ls.Errors, row.Capability)
-				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): its spec failed for a reason of its own after observing it: no verdict", row.Capability, l))
+				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): %s: no verdict", row.Capability, l, strings.Join(row.Layers[l].Reasons, "; ")))
+			case capability.Unverified:
+				ls.Unverified = append(ls.Unverified, row.Capability)
+				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): declared supported but unverified: no spec of this full run observed it", row.Capability, l))
+			case capability.VerdictBlocked:
+				ls.Blocked = append(ls.Blocked, row.Capability)
 			default:
 				ls.NotObserved++
 			}
@@ -149,6 +159,12 @@ func (s Summary) outcome() framework.Outcome {
 		}
 		if len(l.Errors) > 0 {
 			p += fmt.Sprintf(", %d error (%s)", len(l.Errors), joinNames(l.Errors))
+		}
+		if len(l.Unverified) > 0 {
+			p += fmt.Sprintf(", %d unverified (%s)", len(l.Unverified), joinNames(l.Unverified))
+		}
+		if len(l.Blocked) > 0 {
+			p += fmt.Sprintf(", %d blocked (%s)", len(l.Blocked), joinNames(l.Blocked))
 		}
 		if len(l.ProfileMismatches) > 0 {
 			p += fmt.Sprintf(", profile mismatch: %s declared unsupported but works", joinNames(l.ProfileMismatches))

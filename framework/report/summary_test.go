@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
@@ -34,6 +35,8 @@ func TestSummaryTellsNonconformanceFromRunErrors(t *testing.T) {
 		{"a judge said no", types.SpecReports{spec("a [CRI-4]", types.SpecStateFailed, types.NodeTypeIt), spec("b [CRI-2]", types.SpecStatePassed, 0)}, true, framework.ExitNonconformant, "ectest: NONCONFORMANT"},
 		{"setup failed", types.SpecReports{spec("a [CRI-4]", types.SpecStateFailed, types.NodeTypeBeforeEach)}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 		{"timed out", types.SpecReports{spec("a [CRI-4]", types.SpecStateTimedout, types.NodeTypeIt), spec("c [CRI-4]", types.SpecStateFailed, types.NodeTypeIt)}, true, framework.ExitRunFailed, "ectest: RUN FAILED"},
+		{"environment broke in a judge", types.SpecReports{{LeafNodeType: types.NodeTypeIt, LeafNodeText: "pull [LIFE-6]", State: types.SpecStateFailed,
+			Failure: types.Failure{Message: capability.EnvironmentErrorPrefix + "the loopback registry 127.0.0.1:1 does not answer", FailureNodeType: types.NodeTypeIt}}}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 		{"interrupted", types.SpecReports{spec("a [CRI-4]", types.SpecStateInterrupted, types.NodeTypeIt)}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 		{"suite setup failed", types.SpecReports{{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "environment: no containerd", FailureNodeType: types.NodeTypeSynchronizedBeforeSuite}}}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 	} {

@@ -26,7 +26,7 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			Expect(err).NotTo(HaveOccurred())
 
 			// The debug container's life: target it, look, signal nothing, stop, remove.
-			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
+			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 			f.MustExec(ctx, dbg, "ps", "-o", "pid,user,args")
 			f.MustExec(ctx, dbg, "sh", "-c", "ls /proc/*/root/ >/dev/null 2>&1; true")
 			Expect(f.StopContainer(ctx, dbg)).To(Succeed())
@@ -74,9 +74,13 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			// A variant of the debug image with a layer unique to this spec:
 			// no runtime can have it before this spec pushes it.
 			ref, err := images.Variant(ctx, f.Images[images.Debug], "pull-"+f.Token, f.Token)
-			Expect(err).NotTo(HaveOccurred())
+			if err != nil {
+				f.Checker.Fail("push a variant of the debug image: " + err.Error())
+			}
 			present, err := f.ImagePresent(ctx, ref)
-			Expect(err).NotTo(HaveOccurred())
+			if err != nil {
+				f.Checker.Fail("ImageStatus: " + cri.StatusText(err))
+			}
 			Expect(present).To(BeFalse(), "image %s, pushed just now, is already in the runtime", ref)
 
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
@@ -88,9 +92,10 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 				f.Checker.Record(obs)
 				return
 			}
-			present, err = f.ImagePresent(ctx, ref)
-			Expect(err).NotTo(HaveOccurred())
-			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", Image: ref, PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
+			if present, err = f.ImagePresent(ctx, ref); err != nil {
+				f.Checker.Fail("ImageStatus: " + cri.StatusText(err))
+			}
+			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", Image: ref, PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 			if err != nil {
 				obs.Outcome, obs.Observed, obs.Evidence = capability.Refused, "debug container from the pulled image failed", cri.StatusText(err)
 				f.Checker.Record(obs)

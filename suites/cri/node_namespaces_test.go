@@ -49,8 +49,8 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 				Skip("the runtime is not on this machine: whether a namespace is the host's is not decidable remotely")
 			}
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{PID: runtimeapi.NamespaceMode_NODE})
-			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: runtimeapi.NamespaceMode_NODE, PIDSet: true})
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: cri.Mode(runtimeapi.NamespaceMode_NODE)})
 			f.RecordPIDView(ctx, capability.PIDTarget, cri.ViewNode, sb,
-				cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID}, target)
+				cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID}, target)
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })

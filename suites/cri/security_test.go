@@ -26,7 +26,7 @@ var _ = Describe("Ptrace access rules for debug containers", framework.Label(fra
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			secret := "ECTEST_SECRET=" + f.Token
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", RunAsUser: &targetUser, Env: map[string]string{"ECTEST_SECRET": f.Token}})
-			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID, AddCaps: addCaps, RunAsUser: &root})
+			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID, AddCaps: addCaps, RunAsUser: &root})
 			f.TargetInfoFrom(ctx, dbg, cri.TargetPort)
 			view, err := f.ObservePIDs(ctx, dbg, target)
 			if err != nil {

@@ -30,7 +30,7 @@ var _ = Describe("User stories", framework.Label(framework.LabelCRI, framework.L
 			step(err != nil || r.ExitCode != 0, "the target image has no shell", fmt.Sprintf("exec sh in target: %v %s", err, r))
 
 			// 2. A debug container targeting it.
-			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
+			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 			if err != nil {
 				f.Checker.Record(capability.Observation{Capability: capability.StoryOps, Outcome: capability.Refused, Observed: "debug container refused", Evidence: cri.StatusText(err)})
 				return

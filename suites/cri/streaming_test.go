@@ -17,7 +17,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		f := newFramework(capability.Exec)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
-		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
+		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 
 		var problems, evidence []string
 		sync, err := f.Exec(ctx, dbg, "sh", "-c", "echo out-$((6*7)); echo err-$((6*7)) >&2; exit 3")
@@ -47,7 +47,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		f := newFramework(capability.Attach)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
-		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID,
+		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID,
 			Command: []string{"sh"}, Stdin: true, StdinOnce: true, TTY: true})
 		// The answer (42) appears only if the shell evaluated the input: the
 		// TTY echoes the input itself, which holds $((6*7)), not 42.
@@ -68,18 +68,23 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		f := newFramework(capability.Logs)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
-		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID,
+		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID,
 			Command: []string{"sh", "-c", "echo out-$((6*7)); echo err-$((6*7)) >&2; exec sleep 86400"}})
-		var log string
+		// Each line must be in the log under its own stream, as the kubelet
+		// reads it (kubectl logs shows both; the API separates neither, the
+		// CRI log format does).
+		var stdout, stderr string
 		failure := InterceptGomegaFailure(func() {
 			Eventually(ctx, func(g Gomega) {
 				var err error
-				log, err = f.Logs(dbg)
+				stdout, stderr, err = f.Logs(ctx, dbg)
 				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(log).To(And(ContainSubstring("out-42\n"), ContainSubstring("err-42\n")))
+				g.Expect(stdout).To(ContainSubstring("out-42\n"), "stdout")
+				g.Expect(stderr).To(ContainSubstring("err-42\n"), "stderr")
 			}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll).Should(Succeed())
 		})
-		obs := capability.Observation{Capability: capability.Logs, Outcome: capability.Works, Observed: "stdout and stderr logged", Evidence: dbg.LogPath() + ":\n" + log}
+		obs := capability.Observation{Capability: capability.Logs, Outcome: capability.Works, Observed: "stdout and stderr logged, each in its stream",
+			Evidence: fmt.Sprintf("%s:\nstdout: %q\nstderr: %q", dbg.LogPath(), stdout, stderr)}
 		if failure != nil {
 			obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "output missing from the log", failure.Error()
 		}
