@@ -12,7 +12,7 @@ KUBERNETES_VERSION ?=
 KIND_NODE_IMAGE ?=
 KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
 
-.PHONY: conformance conformance-cri test mutation runtimes unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: windows conformance conformance-cri test mutation runtimes unit verify benchmark deps clean cluster cluster-down node-image
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -58,6 +58,14 @@ cluster-down:
 ## node-image: build the offline kind node image only
 node-image:
 	$(GO) run ./kind/cmd/ectest-kind node-image $(KIND_FLAGS)
+
+## windows: the suite binaries for a Windows node (windows/amd64), self-contained, in _output/windows
+windows:
+	mkdir -p _output/windows
+	GOOS=windows GOARCH=amd64 $(GO) test -c -o _output/windows/cri.test.exe ./suites/cri
+	GOOS=windows GOARCH=amd64 $(GO) test -c -o _output/windows/cluster.test.exe ./suites/cluster
+	GOOS=windows GOARCH=amd64 $(GO) build -o _output/windows/ectest-report.exe ./framework/report/ectest-report
+	@ls -l _output/windows
 
 ## verify: gofmt, go vet, the Windows build, dependency direction
 verify:
