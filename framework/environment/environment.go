@@ -98,7 +98,19 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 
 	// Images: the suite's own Linux images unless the images file names them all.
 	nodeOS := runtime.GOOS
-	override := cfg.LoadedImages.For(nodeOS, 0)
+	var override images.Set
+	if nodeOS == "windows" {
+		build, err := windowsBuild(cfg.WindowsBuild)
+		if err != nil {
+			return h, err
+		}
+		if override = cfg.LoadedImages.For(nodeOS, build); override == nil {
+			return h, fmt.Errorf("no images for this Windows node (OS build %d): the suite builds Linux images only, so give -images-file with a windows set this build can run (its own build before 20348; from 20348, any from 20348 up to %d)", build, build)
+		}
+		logf("Windows node, OS build %d", build)
+	} else {
+		override = cfg.LoadedImages.For(nodeOS, 0)
+	}
 	var binDir string
 	var flavor embedded.Flavor
 	if cfg.RuntimeEndpoint == "" {
@@ -195,6 +207,18 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		return h, err
 	}
 	return h, nil
+}
+
+// windowsBuild is the Windows node's OS build: given (-windows-build), or
+// this machine's.
+func windowsBuild(given string) (uint16, error) {
+	if given != "" {
+		return images.WindowsBuild(given)
+	}
+	if b := localWindowsBuild(); b != 0 {
+		return b, nil
+	}
+	return 0, fmt.Errorf("the Windows node's OS build is unknown here: give -windows-build")
 }
 
 // SelfTestRegistryDown names the environment variable that makes the CRI
