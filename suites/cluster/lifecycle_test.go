@@ -67,27 +67,31 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 		ec.Image = missing
 		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
 		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		pullFailures := []string{"ErrImagePull", "ImagePullBackOff"}
+		// The kubelet's verdict on the image is the first state after the
+		// ones it reports before it tries (ContainerCreating): it must be
+		// waiting, with the pull failure as reason.
+		beforePull := []string{"", "ContainerCreating", "PodInitializing"}
 		var seen []string
-		got := f.WaitPod(ctx, pod.Name, "showing the ephemeral container waiting on its image", func(p *corev1.Pod) bool {
+		got := f.WaitPod(ctx, pod.Name, "showing the kubelet's verdict on the ephemeral container's image", func(p *corev1.Pod) bool {
 			s := kube.EphemeralStatus(p, "debugger")
 			switch {
 			case s == nil:
 				return false
 			case s.State.Waiting != nil:
 				seen = appendOnce(seen, "waiting:"+s.State.Waiting.Reason)
-				return slices.Contains(pullFailures, s.State.Waiting.Reason)
+				return !slices.Contains(beforePull, s.State.Waiting.Reason)
 			case s.State.Running != nil:
 				seen = appendOnce(seen, "running")
 			case s.State.Terminated != nil:
 				seen = appendOnce(seen, "terminated:"+s.State.Terminated.Reason)
 			}
-			return false
+			return true
 		})
 		s := kube.EphemeralStatus(got, "debugger")
 		AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
+		Expect(s.State.Waiting).NotTo(BeNil(), "a container whose image cannot be pulled must be waiting; states seen: %s", strings.Join(seen, " -> "))
 		AddReportEntry("waiting", s.State.Waiting.Reason+": "+s.State.Waiting.Message, ReportEntryVisibilityAlways)
-		Expect(seen).NotTo(ContainElement(Or(Equal("running"), HavePrefix("terminated"))), "a container whose image cannot be pulled cannot have run")
+		Expect(s.State.Waiting.Reason).To(BeElementOf("ErrImagePull", "ImagePullBackOff"), "the waiting reason must be the pull failure")
 		Expect(s.State.Waiting.Message).To(ContainSubstring(missing), "the reason's message must name the image")
 		Expect(s.RestartCount).To(BeZero())
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
