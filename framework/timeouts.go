@@ -47,3 +47,34 @@ var DefaultTimeouts = Timeouts{
 
 	EnvironmentProbe: 5 * time.Second,
 }
+
+// The kubelet's restart timing, as Kubernetes v1.36.3 sets it
+// (k8s.io/kubernetes pkg/kubelet/kubelet.go and
+// pkg/kubelet/status/status_manager.go), from which NeverRestartedWindow
+// follows.
+const (
+	// KubeletInitialCrashLoopBackOff is initialCrashLoopBackOff, the first
+	// back-off before restarting an exited container. newCrashLoopBackOff
+	// only ever lowers it: to 1s under the ReduceDefaultCrashLoopBackOffDecay
+	// gate, or to a crashLoopBackOff.maxContainerRestartPeriod below 10s.
+	KubeletInitialCrashLoopBackOff = 10 * time.Second
+	// KubeletPLEGRelistPeriod is genericPlegRelistPeriod: the kubelet
+	// relists containers, and so notices one exited, this often.
+	KubeletPLEGRelistPeriod = time.Second
+	// KubeletStatusSyncPeriod is the status manager's syncPeriod: a changed
+	// container status is sent at once, and at the latest on this resync.
+	KubeletStatusSyncPeriod = 10 * time.Second
+)
+
+// NeverRestartedWindow is how long LIFE-2 watches an exited ephemeral
+// container for a restart, counted from when the API server first shows it
+// terminated (which is after it exited). A kubelet restarting it the way it
+// restarts other containers (kuberuntime doBackOff over client-go's
+// flowcontrol.Backoff) would start it again at once after its first exit
+// (no back-off entry exists yet), and at most KubeletInitialCrashLoopBackOff
+// after an exit once an entry exists; it notices the exit within one
+// relist and reports the new run within one status sync. So a restart
+// shows within back-off + relist + status sync of the exit:
+// 10s + 1s + 10s = 21s. A window that long, started later than the exit,
+// cannot end before a restart would show.
+const NeverRestartedWindow = KubeletInitialCrashLoopBackOff + KubeletPLEGRelistPeriod + KubeletStatusSyncPeriod

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -189,6 +190,17 @@ func (f *Framework) AddEphemeral(ctx context.Context, client kubernetes.Interfac
 		return err
 	})
 	return out, err
+}
+
+// PatchEphemeral adds an ephemeral container with one PATCH of the
+// subresource (a strategic merge patch, as kubectl debug sends): unlike
+// AddEphemeral it neither reads the pod nor needs the update verb.
+func (f *Framework) PatchEphemeral(ctx context.Context, client kubernetes.Interface, podName string, ec corev1.EphemeralContainer) (*corev1.Pod, error) {
+	body, err := json.Marshal(map[string]any{"spec": map[string]any{"ephemeralContainers": []corev1.EphemeralContainer{ec}}})
+	if err != nil {
+		return nil, err
+	}
+	return client.CoreV1().Pods(f.Namespace).Patch(ctx, podName, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "ephemeralcontainers")
 }
 
 // EphemeralStatus returns an ephemeral container's status, if reported.
