@@ -28,6 +28,9 @@ type TargetOptions struct {
 	PID       runtimeapi.NamespaceMode
 	PIDSet    bool
 	RunAsUser *int64
+	// AddCaps are capabilities added to the target's default set (named
+	// as the kubelet sends them, without "CAP_").
+	AddCaps []string
 	// Port defaults to TargetPort.
 	Port int
 	// ShmKey, if set, makes the target hold a SysV shared memory segment.
@@ -74,7 +77,7 @@ func (f *Framework) targetContainerOptions(o TargetOptions) (ContainerOptions, i
 	}
 	return ContainerOptions{
 		Name: o.Name, Image: f.Images[images.Target], Args: args,
-		PID: o.PID, PIDSet: o.PIDSet, RunAsUser: o.RunAsUser, Env: o.Env,
+		PID: o.PID, PIDSet: o.PIDSet, RunAsUser: o.RunAsUser, AddCaps: o.AddCaps, Env: o.Env,
 	}, o.Port
 }
 
