@@ -366,13 +366,19 @@ func (f *Framework) WaitForState(ctx context.Context, c *Container, state runtim
 	var last *runtimeapi.ContainerStatus
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, timeout, true, func(ctx context.Context) (bool, error) {
-		last, lastErr = f.Status(ctx, c)
-		return lastErr == nil && last.GetState() == state, nil
+		st, err := f.Status(ctx, c)
+		switch {
+		case err == nil:
+			last, lastErr = st, nil
+		case ctx.Err() == nil: // not the poll's own deadline cutting the call
+			lastErr = err
+		}
+		return err == nil && st.GetState() == state, nil
 	})
-	if err == nil {
+	switch {
+	case err == nil:
 		return last, nil
-	}
-	if lastErr != nil {
+	case lastErr != nil || last == nil:
 		return last, fmt.Errorf("%s not %s within %s: ContainerStatus: %s", c.Name, state, timeout, StatusText(lastErr))
 	}
 	return last, fmt.Errorf("%s still %s after %s, not %s", c.Name, last.GetState(), timeout, state)
