@@ -21,6 +21,10 @@ type Timeouts struct {
 	// ContainerReady is how long a started container may take to be running
 	// and answer (the target's HTTP port, a debug container's first exec).
 	ContainerReady time.Duration
+	// ContainerExit is how long a runtime may take to report a container
+	// EXITED once its processes are gone (stopped, or killed with the PID
+	// namespace they were in).
+	ContainerExit time.Duration
 	// Exec bounds one ExecSync or streaming exec.
 	Exec time.Duration
 	// Cleanup bounds the teardown of one resource.
@@ -41,6 +45,7 @@ var DefaultTimeouts = Timeouts{
 	RuntimeCall:    30 * time.Second,
 	ImagePull:      2 * time.Minute,
 	ContainerReady: 30 * time.Second,
+	ContainerExit:  30 * time.Second,
 	Exec:           20 * time.Second,
 	Cleanup:        60 * time.Second,
 	Poll:           100 * time.Millisecond,

@@ -151,14 +151,53 @@ func (f *Framework) RunSandbox(ctx context.Context, opts SandboxOptions) *Sandbo
 func (f *Framework) removeSandbox(id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
 	defer cancel()
+	// A spec may have removed it already (NotFound): nothing is left then.
 	var errs []error
-	if _, err := f.Runtime.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil {
+	if _, err := f.Runtime.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
 		errs = append(errs, fmt.Errorf("StopPodSandbox %s: %s", id, StatusText(err)))
 	}
-	if _, err := f.Runtime.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil {
+	if _, err := f.Runtime.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
 		errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %s", id, StatusText(err)))
 	}
 	return errors.Join(errs...)
+}
+
+// StopSandbox stops a sandbox now, with whatever still runs in it.
+func (f *Framework) StopSandbox(ctx context.Context, sb *Sandbox) error {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	_, err := f.Runtime.Runtime.StopPodSandbox(cctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.ID})
+	return err
+}
+
+// RemoveSandbox removes a stopped sandbox now (its cleanup then finds nothing).
+func (f *Framework) RemoveSandbox(ctx context.Context, sb *Sandbox) error {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	_, err := f.Runtime.Runtime.RemovePodSandbox(cctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.ID})
+	return err
+}
+
+// SandboxState is the sandbox's state as the runtime reports it.
+func (f *Framework) SandboxState(ctx context.Context, sb *Sandbox) (runtimeapi.PodSandboxState, error) {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	resp, err := f.Runtime.Runtime.PodSandboxStatus(cctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb.ID})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetStatus().GetState(), nil
+}
+
+// ContainersOf lists the containers the runtime has in a sandbox.
+func (f *Framework) ContainersOf(ctx context.Context, sb *Sandbox) ([]*runtimeapi.Container, error) {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	resp, err := f.Runtime.Runtime.ListContainers(cctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{PodSandboxId: sb.ID}})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Containers, nil
 }
 
 // Container is a container created by a spec.
@@ -324,6 +363,32 @@ func (f *Framework) Status(ctx context.Context, c *Container) (*runtimeapi.Conta
 		return nil, err
 	}
 	return resp.Status, nil
+}
+
+// WaitForState polls the container's CRI status until it reports state,
+// for up to timeout. It returns the last status seen; err says what the
+// last poll saw when the state never came (a status error, or the state
+// it was in instead).
+func (f *Framework) WaitForState(ctx context.Context, c *Container, state runtimeapi.ContainerState, timeout time.Duration) (*runtimeapi.ContainerStatus, error) {
+	var last *runtimeapi.ContainerStatus
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, timeout, true, func(ctx context.Context) (bool, error) {
+		st, err := f.Status(ctx, c)
+		switch {
+		case err == nil:
+			last, lastErr = st, nil
+		case ctx.Err() == nil: // not the poll's own deadline cutting the call
+			lastErr = err
+		}
+		return err == nil && st.GetState() == state, nil
+	})
+	switch {
+	case err == nil:
+		return last, nil
+	case lastErr != nil || last == nil:
+		return last, fmt.Errorf("%s not %s within %s: ContainerStatus: %s", c.Name, state, timeout, StatusText(lastErr))
+	}
+	return last, fmt.Errorf("%s still %s after %s, not %s", c.Name, last.GetState(), timeout, state)
 }
 
 // ExecResult is the outcome of an ExecSync.

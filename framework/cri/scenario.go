@@ -27,6 +27,9 @@ type TargetOptions struct {
 	// sends without shareProcessNamespace (see Mode).
 	PID       *runtimeapi.NamespaceMode
 	RunAsUser *int64
+	// AddCaps are capabilities added to the target's default set (named
+	// as the kubelet sends them, without "CAP_").
+	AddCaps []string
 	// Port defaults to TargetPort.
 	Port int
 	// ShmKey, if set, makes the target hold a SysV shared memory segment.
@@ -73,7 +76,7 @@ func (f *Framework) targetContainerOptions(o TargetOptions) (ContainerOptions, i
 	}
 	return ContainerOptions{
 		Name: o.Name, Image: f.Images[images.Target], Args: args,
-		PID: o.PID, RunAsUser: o.RunAsUser, Env: o.Env,
+		PID: o.PID, RunAsUser: o.RunAsUser, AddCaps: o.AddCaps, Env: o.Env,
 	}, o.Port
 }
 

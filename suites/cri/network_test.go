@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ectest/ectest/fixtures/programs/helper"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
@@ -71,53 +72,71 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 			f.Checker.Record(obs)
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
-	It("containers of a sandbox with IPC POD share System V IPC objects [CRI-5]",
+	It("containers of a sandbox with IPC POD share System V IPC objects: a debug container finds the target's shared memory segment by key, a container of another sandbox does not [CRI-5]",
 		framework.Label(string(capability.IPCPod), framework.LabelIPC, framework.LabelLinuxOnly), func(ctx SpecContext) {
 			f := newFramework(capability.IPCPod)
+			f.RequireDebugHelper()
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
-			key := 0x3c7e0000 + int(f.Token[0])<<8 + int(f.Token[1])
+			n, err := strconv.ParseUint(f.Token[:4], 16, 16)
+			Expect(err).NotTo(HaveOccurred())
+			key := 0x3c7e0000 + int(n)
 			f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", ShmKey: key})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
-			f.TargetInfoFrom(ctx, dbg, cri.TargetPort) // the segment exists once the target serves
-			shm := f.MustExec(ctx, dbg, "cat", "/proc/sysvipc/shm")
-			// Negative controls: a container of another sandbox must not see
-			// the segment, and the pod's IPC namespace is not the host's.
+			// The segment, holding the target's token, exists once the target serves.
+			info := f.TargetInfoFrom(ctx, dbg, cri.TargetPort)
+			// Under a runtime that puts pods in the host's IPC namespace the
+			// segment would outlive the spec there.
+			DeferCleanup(func(ctx SpecContext) { _, _, _ = f.Helper(ctx, dbg, helper.ModeShmRemove, key) }, NodeTimeout(f.Timeouts.Cleanup))
+			inside, insideExec, err := f.Helper(ctx, dbg, helper.ModeShmFind, key)
+			Expect(err).NotTo(HaveOccurred())
+			// The negative control: a container of another sandbox.
 			other := f.RunSandbox(ctx, cri.SandboxOptions{})
 			outsider := f.StartDebug(ctx, other, cri.DebugOptions{Name: "outsider"})
-			outside := f.MustExec(ctx, outsider, "cat", "/proc/sysvipc/shm")
-			ipcns, err := f.NamespaceLink(ctx, dbg, "ipc")
+			outside, outsideExec, err := f.Helper(ctx, outsider, helper.ModeShmFind, key)
 			Expect(err).NotTo(HaveOccurred())
-			hostNote := "the host's IPC namespace is not decidable remotely"
-			obs := capability.Observation{Capability: capability.IPCPod, Outcome: capability.Deviated, Observed: "target's segment not visible"}
-			if hasShmKey(shm, key) {
-				obs.Outcome, obs.Observed = capability.Works, "shared IPC namespace"
-			}
-			var problems []string
-			if hasShmKey(outside, key) {
-				problems = append(problems, "the target's segment is visible from another sandbox: sandboxes share one IPC namespace")
-			}
-			if host, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, "ipc"); ok {
-				hostNote = "host " + host
-				if ipcns == host {
-					problems = append(problems, "the sandbox's IPC namespace is the host's ("+host+")")
+
+			// The namespaces' identities, by inode, as evidence beside the
+			// segment (and a deviation where they contradict sharing).
+			links := map[string]string{"target": info.Namespaces["ipc"]}
+			for name, c := range map[string]*cri.Container{"debug": dbg, "outsider": outsider} {
+				l, err := f.NamespaceLink(ctx, c, "ipc")
+				if err != nil {
+					l = "unreadable: " + err.Error()
 				}
+				links[name] = l
 			}
+			hostNote := "the host's IPC namespace is not decidable remotely"
+			host, local := cri.HostNamespaceLink(env.RuntimeEndpoint, "ipc")
+			if local {
+				hostNote = "host " + host
+			}
+			want := f.TargetToken("target")
+			var problems []string
+			if !inside.OK() || inside.Content != want {
+				problems = append(problems, fmt.Sprintf("the debug container does not find the target's segment (key %d): %s %s", key, inside.Result, inside.Content))
+			}
+			if outside.Result != "ENOENT" {
+				problems = append(problems, fmt.Sprintf("a container of another sandbox finds segment key %d (%s %s): sandboxes share one IPC namespace", key, outside.Result, outside.Content))
+			}
+			isLink := func(l string) bool { return strings.HasPrefix(l, "ipc:[") }
+			if isLink(links["debug"]) && isLink(links["target"]) && links["debug"] != links["target"] {
+				problems = append(problems, "the debug container's IPC namespace is not the target's (by inode)")
+			}
+			if isLink(links["debug"]) && links["debug"] == links["outsider"] {
+				problems = append(problems, "the container of another sandbox is in the same IPC namespace (by inode)")
+			}
+			if local && links["debug"] == host {
+				problems = append(problems, "the sandbox's IPC namespace is the host's ("+host+")")
+			}
+			obs := capability.Observation{Capability: capability.IPCPod, Outcome: capability.Works, Observed: "shared IPC namespace: the target's segment found by key",
+				Evidence: fmt.Sprintf("the target created SysV shm key %d holding %q\nIPC namespaces: target %s, debug %s, another sandbox's %s (%s)\nin the debug container:\n%s\nin a container of another sandbox:\n%s",
+					key, want, links["target"], links["debug"], links["outsider"], hostNote, insideExec, outsideExec)}
 			if len(problems) > 0 {
 				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
 			}
-			obs.Evidence = fmt.Sprintf("the target created a SysV shm segment with key %d; debug container's IPC namespace %s (%s)\n/proc/sysvipc/shm in the debug container:\n%s\nin a container of another sandbox:\n%s", key, ipcns, hostNote, shm, outside)
 			f.Checker.Record(obs)
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
-
-func hasShmKey(shm string, key int) bool {
-	for _, line := range strings.Split(shm, "\n") {
-		if fields := strings.Fields(line); len(fields) > 0 && fields[0] == strconv.Itoa(key) {
-			return true
-		}
-	}
-	return false
-}
 
 func containsAddr(cidrs []string, ip string) bool {
 	for _, c := range cidrs {
