@@ -12,7 +12,7 @@ KUBERNETES_VERSION ?=
 KIND_NODE_IMAGE ?=
 KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
 
-.PHONY: windows conformance conformance-cri test mutation runtimes unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: windows windows-selftest conformance conformance-cri test mutation runtimes unit verify benchmark deps clean cluster cluster-down node-image
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -42,6 +42,12 @@ mutation:
 ## one table with the runtimes as columns in $(REPORT_DIR)/runtimes/runtimes.md
 runtimes:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(ECTEST_FLAGS)" hack/runtimes.sh
+
+## windows-selftest: the CRI suite through the CRI proxy's windows personality (Linux containerd playing containerd on
+## Windows; a self-test of the suite's Windows code path, never Windows conformance), checked against
+## suites/selftest/expected/windows/. Reports in $(REPORT_DIR)/windows-selftest
+windows-selftest:
+	REPORT_DIR=$(REPORT_DIR) hack/windows-selftest.sh
 
 ## unit: the framework's own logic
 unit:

@@ -158,3 +158,56 @@ func TestBlockedAndUnverified(t *testing.T) {
 		}
 	}
 }
+
+// What the node's OS has no such thing for is recorded, never skipped: a
+// not-applicable declaration with the OS's observation is "not supported
+// on this OS"; the same observation against any other declaration is a
+// nonconformance (the profile claims what the OS cannot do).
+func TestNotSupportedOnOS(t *testing.T) {
+	for _, c := range []struct {
+		n        Name
+		declared Support
+		want     Verdict
+	}{
+		{PIDTarget, NotApplicable, NotSupportedOnOS},
+		{TargetIDValidation, NotApplicable, NotSupportedOnOS}, // required, but absent on the OS
+		{PIDTarget, Supported, Nonconformant},
+		{PIDTarget, Unsupported, Nonconformant},
+		{UnknownModeError, Supported, Nonconformant},
+	} {
+		if v, reason := Judge(MustLookup(c.n), c.declared, NotOnOS); v != c.want || reason == "" {
+			t.Errorf("Judge(%s, %s, not-on-this-os) = %s (%q), want %s", c.n, c.declared, v, reason, c.want)
+		}
+	}
+	declared := map[Name]Support{PIDTarget: NotApplicable, IPCPod: NotApplicable, PtraceRules: NotApplicable, NetPod: Supported}
+	m := Compute(RuntimeInfo{OS: "windows"}, "p", declared, []Layer{LayerCRI}, []SpecObservations{
+		{Spec: SpecRef{Name: "target [WIN-2]", State: "passed"}, Observations: []Observation{{Capability: PIDTarget, Layer: LayerCRI, Outcome: NotOnOS, Observed: "accepted; none of the target's processes visible"}}},
+		{Spec: SpecRef{Name: "ipc [WIN-1]", State: "passed"}, Observations: []Observation{{Capability: IPCPod, Layer: LayerCRI, Outcome: NotOnOS, Observed: "accepted; no IPC namespace option"}}},
+	})
+	want := map[Name]Verdict{PIDTarget: NotSupportedOnOS, IPCPod: NotSupportedOnOS, PtraceRules: VerdictNotApplicable}
+	for _, r := range m.Rows {
+		if w, ok := want[r.Capability]; ok {
+			c := r.Layers[LayerCRI]
+			if c.Verdict != w {
+				t.Errorf("%s: %s, want %s", r.Capability, c.Verdict, w)
+			}
+			if w == NotSupportedOnOS && (len(c.Observed) != 1 || len(c.Observations) != 1) {
+				t.Errorf("%s: the cell must carry the observation: %+v", r.Capability, c)
+			}
+		}
+	}
+	if got := m.NotSupportedOnOS(); len(got) != 2 || len(m.Nonconformant()) != 0 {
+		t.Errorf("NotSupportedOnOS() = %v, Nonconformant() = %v", got, m.Nonconformant())
+	}
+	if NotSupportedOnOS.Text() != "not supported on this OS" || Conformant.Text() != "conformant" {
+		t.Error("verdict texts")
+	}
+	// The OSes where a capability is absent are where no profile may claim it.
+	for _, d := range All() {
+		for _, os := range d.AbsentOn {
+			if d.MandatoryOnOS(os) {
+				t.Errorf("%s is both mandatory and absent on %s", d.Name, os)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package capability
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -12,6 +13,10 @@ type RuntimeInfo struct {
 	APIVersion string `json:"apiVersion"`
 	Endpoint   string `json:"endpoint"`
 	OS         string `json:"os"`
+	// OSEvidence says what told the node's OS (a named pipe, the runtime's
+	// answers); WindowsBuild is a Windows node's OS build.
+	OSEvidence   string `json:"osEvidence,omitempty"`
+	WindowsBuild uint16 `json:"windowsBuild,omitempty"`
 	// Embedded is true for the suite's own containerd.
 	Embedded bool `json:"embedded"`
 	// The rest of the stack, where the suite can tell ("" where not): the
@@ -27,7 +32,11 @@ type RuntimeInfo struct {
 // Stack renders the parts of the stack that are known, for a report header.
 func (rt RuntimeInfo) Stack() string {
 	var parts []string
-	for _, p := range [][2]string{{"embedded runtime", rt.Flavor}, {"OCI runtime", rt.OCIRuntime}, {"handler", rt.Handler}, {"kernel", rt.Kernel}, {"cgroups", rt.Cgroups}} {
+	build := ""
+	if rt.WindowsBuild != 0 {
+		build = fmt.Sprint(rt.WindowsBuild)
+	}
+	for _, p := range [][2]string{{"embedded runtime", rt.Flavor}, {"OCI runtime", rt.OCIRuntime}, {"handler", rt.Handler}, {"Windows OS build", build}, {"kernel", rt.Kernel}, {"cgroups", rt.Cgroups}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+" "+p[1])
 		}
@@ -144,6 +153,10 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 				if c.Verdict == NotObserved {
 					c.Verdict = VerdictBlocked
 				}
+			case o.Verdict == NotSupportedOnOS:
+				if c.Verdict == NotObserved || c.Verdict == VerdictBlocked {
+					c.Verdict = NotSupportedOnOS
+				}
 			case c.Verdict == NotObserved || c.Verdict == VerdictBlocked:
 				c.Verdict = Conformant
 			}
@@ -209,6 +222,12 @@ func failedState(state string) bool {
 		return true
 	}
 	return false
+}
+
+// NotSupportedOnOS lists the capabilities observed as not supported on the
+// node's OS at any layer.
+func (m Matrix) NotSupportedOnOS() []Name {
+	return m.where(func(c Cell) bool { return c.Verdict == NotSupportedOnOS })
 }
 
 // Errors lists the capabilities whose verdict is error at any layer.

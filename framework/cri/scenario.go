@@ -111,7 +111,7 @@ func (f *Framework) debugContainerOptions(o DebugOptions) ContainerOptions {
 	}
 	cmd := o.Command
 	if cmd == nil {
-		cmd = []string{"sh", "-c", "sleep 86400 & wait", f.DebugMarker(o.Name)}
+		cmd = f.Tools.Sleep(f.DebugMarker(o.Name))
 	}
 	return ContainerOptions{
 		Name: o.Name, Image: o.Image, Command: cmd,
@@ -286,12 +286,12 @@ func (f *Framework) TryTargetInfoFrom(ctx context.Context, from *Container, port
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/info"
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
-		r, err := f.Exec(ctx, from, "wget", "-qO-", url)
+		r, err := f.Exec(ctx, from, f.Tools.HTTPGet(url)...)
 		switch {
 		case err != nil:
 			last = err
 		case r.ExitCode != 0:
-			last = fmt.Errorf("wget %s from %s:\n%s", url, from.Name, r)
+			last = fmt.Errorf("GET %s from %s:\n%s", url, from.Name, r)
 		default:
 			if last = json.Unmarshal([]byte(r.Stdout), &info); last != nil {
 				last = fmt.Errorf("decode %q: %w", r.Stdout, last)

@@ -96,20 +96,31 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		return h, err
 	}
 
-	// Images: the suite's own Linux images unless the images file names them all.
-	nodeOS := runtime.GOOS
-	var override images.Set
-	if nodeOS == "windows" {
-		build, err := windowsBuild(cfg.WindowsBuild)
+	// The node's OS: the embedded runtime's is Linux; a given runtime's is
+	// what its endpoint and its answers say (cri.DetectOS).
+	node := cri.NodeOS{OS: "linux", Evidence: "the suite's embedded runtime"}
+	if cfg.RuntimeEndpoint != "" {
+		dctx, cancel := context.WithTimeout(ctx, framework.DefaultTimeouts.RuntimeCall)
+		node, err = cri.DetectOS(dctx, cfg.RuntimeEndpoint)
+		cancel()
 		if err != nil {
 			return h, err
 		}
-		if override = cfg.LoadedImages.For(nodeOS, build); override == nil {
-			return h, fmt.Errorf("no images for this Windows node (OS build %d): the suite builds Linux images only, so give -images-file with a windows set this build can run (its own build before 20348; from 20348, any from 20348 up to %d)", build, build)
+	}
+	nodeOS := node.OS
+	// Images: on Linux the suite's own, but those the images file names; a
+	// Windows node runs the images file's windows set for its OS build.
+	var windowsSet images.Set
+	var build uint16
+	if nodeOS == "windows" {
+		if build, err = windowsBuild(cfg.WindowsBuild); err != nil {
+			return h, err
 		}
-		logf("Windows node, OS build %d", build)
-	} else {
-		override = cfg.LoadedImages.For(nodeOS, 0)
+		windowsSet = cfg.LoadedImages.For(nodeOS, build)
+		if !windowsSet.HasImages(images.Debug, images.Target) {
+			return h, fmt.Errorf("no images for this Windows node (OS build %d): the suite builds Linux images only, so give -images-file with a windows set, naming debug and target, this build can run (its own build before 20348; from 20348, any from 20348 up to %d)", build, build)
+		}
+		logf("Windows node, OS build %d (%s); debug image tools: %s", build, node.Evidence, windowsSet.Tools(nodeOS))
 	}
 	var binDir string
 	var flavor embedded.Flavor
@@ -131,12 +142,16 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		return h, err
 	}
 	h.Env.Registry = h.registry.Addr()
-	if nodeOS == "linux" {
-		if h.Env.Images, err = buildImages(ctx, cfg, override, h.Env.Registry, logf); err != nil {
+	// The suite serves its own Linux images wherever it runs on Linux; a
+	// Windows node runs its images file's set instead (the Windows
+	// self-test's set names the suite's own, served here).
+	if runtime.GOOS == "linux" {
+		if h.Env.Images, err = buildImages(ctx, cfg, cfg.LoadedImages.For("linux", 0), h.Env.Registry, logf); err != nil {
 			return h, err
 		}
-	} else {
-		h.Env.Images = override
+	}
+	if nodeOS == "windows" {
+		h.Env.Images = windowsSet
 	}
 
 	// Runtime: the given endpoint, or the embedded containerd.
@@ -168,7 +183,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	}
 	h.Env.Runtime = capability.RuntimeInfo{
 		Name: v.RuntimeName, Version: v.RuntimeVersion, APIVersion: v.RuntimeApiVersion,
-		Endpoint: h.Env.RuntimeEndpoint, OS: nodeOS, Embedded: h.embedded != nil,
+		Endpoint: h.Env.RuntimeEndpoint, OS: nodeOS, OSEvidence: node.Evidence, WindowsBuild: build, Embedded: h.embedded != nil,
 		Handler: h.Env.RuntimeHandler,
 	}
 	if h.Env.Runtime.Handler == "" {
@@ -182,17 +197,21 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		}
 		h.Env.Runtime.OCIRuntime = ociVersion(ctx, binDir, oci)
 	}
-	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") {
+	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") && nodeOS == "linux" {
 		h.Env.Runtime.Kernel, h.Env.Runtime.Cgroups = hostKernel(), hostCgroups()
 	}
 	h.Env.Profile = cfg.LoadedProfile
 	if h.Env.Profile == nil {
-		if h.Env.Profile, err = runtimes.Detect(v.RuntimeName, nodeOS, h.Env.RuntimeHandler); err != nil {
+		var note string
+		if h.Env.Profile, note, err = runtimes.DetectBuild(v.RuntimeName, nodeOS, build, h.Env.RuntimeHandler); err != nil {
 			return h, err
+		}
+		if note != "" {
+			logf("%s", note)
 		}
 	}
 	if h.Env.Profile.OS != nodeOS {
-		return h, fmt.Errorf("profile %s is for %s nodes, but the runtime runs on %s", h.Env.Profile.Name, h.Env.Profile.OS, nodeOS)
+		return h, fmt.Errorf("profile %s is for %s nodes, but the runtime runs on %s (%s)", h.Env.Profile.Name, h.Env.Profile.OS, nodeOS, node.Evidence)
 	}
 	logf("runtime %s %s (CRI %s) at %s, profile %s", v.RuntimeName, v.RuntimeVersion, v.RuntimeApiVersion, h.Env.RuntimeEndpoint, h.Env.Profile.Name)
 	// Pre-pull the images every spec uses, so parallel specs do not race to
@@ -267,7 +286,7 @@ func hostCgroups() string {
 // file does not name, installing the debug image's busybox when it is
 // missing at its default place.
 func buildImages(ctx context.Context, cfg *framework.Config, override images.Set, registry string, logf func(string, ...any)) (images.Set, error) {
-	if len(override) == len(images.Roles) {
+	if override.HasImages(images.Roles...) {
 		return override, nil
 	}
 	if override[images.Debug] == "" && cfg.Busybox == images.DefaultBusybox {
@@ -392,6 +411,7 @@ func (e *Environment) Session() (*cri.Session, error) {
 	return &cri.Session{
 		Runtime: rt, Image: img, Images: e.Images, Handler: e.RuntimeHandler, RunID: e.RunID,
 		LogRoot: e.LogRoot, Registry: e.Registry, Endpoint: e.RuntimeEndpoint, Timeouts: framework.DefaultTimeouts,
+		OS: e.Runtime.OS, Tools: cri.ToolsFor(e.Images.Tools(e.Runtime.OS)),
 		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI, Environment: registryCheck(e.Registry)},
 	}, nil
 }

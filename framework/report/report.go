@@ -71,7 +71,7 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 	errs = append(errs, reporters.GenerateJUnitReportWithConfig(r, filepath.Join(dir, JUnitFile), reporters.JunitReportConfig{OmitLeafNodeType: true}))
 	errs = append(errs, reporters.GenerateJSONReport(r, filepath.Join(dir, JSONFile)))
 	errs = append(errs, WriteMatrix(dir, m))
-	errs = append(errs, WriteCoverage(dir, ComputeCoverage(r)))
+	errs = append(errs, WriteCoverage(dir, ComputeCoverage(r, m.Runtime)))
 	return errors.Join(errs...)
 }
 
@@ -97,9 +97,21 @@ func SelfTest(m capability.Matrix) (fault string, ok bool) {
 
 func selfTestBanner(m capability.Matrix) string {
 	if fault, ok := SelfTest(m); ok {
-		return fmt.Sprintf("SELF-TEST: made through the fault-injecting CRI proxy with fault %q; not a conformance result\n", fault)
+		return "SELF-TEST: " + selfTestWhat(fault) + "; not a conformance result\n"
 	}
 	return ""
+}
+
+// windowsPersonality is the CRI proxy's personality that plays containerd
+// on Windows (fixtures/criproxy/windows.go).
+const windowsPersonality = "windows"
+
+// selfTestWhat says how a self-test report was made.
+func selfTestWhat(fault string) string {
+	if strings.HasPrefix(fault, windowsPersonality) {
+		return fmt.Sprintf("made through the CRI proxy's %s personality (the embedded Linux containerd playing containerd on Windows), a test of the suite's Windows code path, never Windows conformance", fault)
+	}
+	return fmt.Sprintf("made through the fault-injecting CRI proxy with fault %q", fault)
 }
 
 // Markdown renders the matrix as a Markdown document.
@@ -159,7 +171,7 @@ func Markdown(m capability.Matrix) string {
 			if len(c.Observations) == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "\n### %s (%s): %s\n\n", row.Capability, l, c.Verdict)
+			fmt.Fprintf(&b, "\n### %s (%s): %s\n\n", row.Capability, l, verdictText(row.Capability, c.Verdict))
 			for _, s := range c.Specs {
 				fmt.Fprintf(&b, "- spec (%s): %s\n", s.State, s.Name)
 			}
@@ -169,7 +181,7 @@ func Markdown(m capability.Matrix) string {
 					name = o.Case + ": " + o.Observed
 				}
 				fmt.Fprintf(&b, "- %s: %s (%s)\n", o.Verdict, name, o.Reason)
-				if o.Evidence != "" && (o.Verdict == capability.Nonconformant || o.Verdict == capability.VerdictError || o.Verdict == capability.VerdictBlocked) {
+				if o.Evidence != "" && (o.Verdict == capability.Nonconformant || o.Verdict == capability.VerdictError || o.Verdict == capability.VerdictBlocked || o.Verdict == capability.NotSupportedOnOS) {
 					fmt.Fprintf(&b, "\n```\n%s\n```\n", strings.TrimRight(o.Evidence, "\n"))
 				}
 			}
@@ -184,7 +196,7 @@ func verdictText(n capability.Name, v capability.Verdict) string {
 	if v == capability.VerdictBlocked {
 		return "blocked by " + string(capability.DependsOn(n))
 	}
-	return string(v)
+	return v.Text()
 }
 
 // Table renders the matrix for a terminal.

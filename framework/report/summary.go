@@ -37,6 +37,10 @@ type LayerSummary struct {
 	Nonconformant []capability.Name      `json:"nonconformant,omitempty"`
 	NotObserved   int                    `json:"notObserved"`
 	NotApplicable int                    `json:"notApplicable"`
+	// NotSupportedOnOS are declared not applicable because the node's OS
+	// has no such thing, and observed so (what a debug container there
+	// sees instead is in the matrix).
+	NotSupportedOnOS []capability.Name `json:"notSupportedOnOS,omitempty"`
 	// Errors are capabilities whose spec failed for a reason of its own
 	// after observing them: no verdict.
 	Errors []capability.Name `json:"errors,omitempty"`
@@ -110,6 +114,8 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 				ls.Nonconformant = append(ls.Nonconformant, row.Capability)
 			case capability.VerdictNotApplicable:
 				ls.NotApplicable++
+			case capability.NotSupportedOnOS:
+				ls.NotSupportedOnOS = append(ls.NotSupportedOnOS, row.Capability)
 			case capability.VerdictError:
 				ls.Errors = append(ls.Errors, row.Capability)
 				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): %s: no verdict", row.Capability, l, strings.Join(row.Layers[l].Reasons, "; ")))
@@ -154,6 +160,9 @@ func (s Summary) outcome() framework.Outcome {
 		if len(l.Nonconformant) > 0 {
 			p += " (" + joinNames(l.Nonconformant) + ")"
 		}
+		if len(l.NotSupportedOnOS) > 0 {
+			p += fmt.Sprintf(", %d not supported on this OS (%s)", len(l.NotSupportedOnOS), joinNames(l.NotSupportedOnOS))
+		}
 		if l.NotObserved > 0 {
 			p += fmt.Sprintf(", %d not observed", l.NotObserved)
 		}
@@ -185,8 +194,12 @@ func (s Summary) outcome() framework.Outcome {
 	}
 	line := fmt.Sprintf("ectest: %s; %s; reports in %s/ (exit %d)", verdict, strings.Join(parts, "; "), dir, code)
 	for _, l := range s.Layers {
-		if strings.Contains(l.Runtime.Version, selfTestMarker) {
-			line = "ectest: SELF-TEST through the fault-injecting CRI proxy, not a conformance result: " + strings.TrimPrefix(line, "ectest: ")
+		if i := strings.Index(l.Runtime.Version, selfTestMarker); i >= 0 {
+			what := "through the fault-injecting CRI proxy"
+			if p := l.Runtime.Version[i+len(selfTestMarker):]; strings.HasPrefix(p, windowsPersonality) {
+				what = fmt.Sprintf("through the CRI proxy's %s personality (Linux containerd playing containerd on Windows)", p)
+			}
+			line = "ectest: SELF-TEST " + what + ", not a conformance result: " + strings.TrimPrefix(line, "ectest: ")
 			break
 		}
 	}
@@ -205,9 +218,9 @@ func (s Summary) nonconformantCells() int {
 func SummaryMarkdown(s Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Run summary\n\n%s\n\n", s.Line)
-	fmt.Fprintf(&b, "| layer | runtime | conformant | nonconformant | not observed | not applicable |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| layer | runtime | conformant | nonconformant | not supported on this OS | not observed | not applicable |\n|---|---|---|---|---|---|---|\n")
 	for _, l := range s.Layers {
-		fmt.Fprintf(&b, "| %s | %s %s | %d | %d %s | %d | %d |\n", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant), joinNames(l.Nonconformant), l.NotObserved, l.NotApplicable)
+		fmt.Fprintf(&b, "| %s | %s %s | %d | %d %s | %d %s | %d | %d |\n", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant), joinNames(l.Nonconformant), len(l.NotSupportedOnOS), joinNames(l.NotSupportedOnOS), l.NotObserved, l.NotApplicable)
 	}
 	fmt.Fprintf(&b, "\nSpecs: %d passed, %d failed, %d skipped.\n", s.Specs.Passed, s.Specs.Failed, s.Specs.Skipped)
 	list := func(title string, items []string) {

@@ -15,65 +15,84 @@ import (
 )
 
 var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCRI), func() {
-	It("a debug container shares the sandbox's network: it reaches the target's port on localhost and sees the same IP and hostname [CRI-5]",
-		framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly), func(ctx SpecContext) {
+	// Written once for every OS: the commands come from the debug image's
+	// tool flavour (busybox on Linux, Nano Server's curl.exe on Windows),
+	// and on Windows the sandbox and containers go out as the kubelet sends
+	// them there. This is the network troubleshooting story Windows allows.
+	It("a debug container shares the sandbox's network: it reaches the target's port on localhost and sees the same IP and hostname [CRI-5] [WIN-1] [STORY-WIN]",
+		framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly, framework.LabelWindows), func(ctx SpecContext) {
 			f := newFramework(capability.NetPod)
-			framework.SkipOnWindows(env.Runtime.OS)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
+			obs := capability.Observation{Capability: capability.NetPod}
+			if session.Windows() {
+				obs.Requirements = []string{"CRI-5", "WIN-1", "STORY-WIN"}
+			}
 
-			// The namespace's identity first: a pod on the host's network
-			// is the deviation, whatever else then answers on its ports.
-			netns, err := f.NamespaceLink(ctx, dbg, "net")
-			Expect(err).NotTo(HaveOccurred())
-			hostNote := "the host's network namespace is not decidable remotely"
-			if host, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, "net"); ok {
-				hostNote = "host " + host
-				if netns == host {
-					f.Checker.Record(capability.Observation{Capability: capability.NetPod, Outcome: capability.Deviated,
-						Observed: "the sandbox's network namespace is the host's (" + host + ")", Evidence: "debug container's network namespace " + netns + ", the host's " + host})
-					return
+			// The namespace's identity first (Linux): a pod on the host's
+			// network is the deviation, whatever else then answers on its ports.
+			netns, hostNote := "", "Windows has no namespace links to compare"
+			if !session.Windows() {
+				var err error
+				netns, err = f.NamespaceLink(ctx, dbg, "net")
+				Expect(err).NotTo(HaveOccurred())
+				hostNote = "the host's network namespace is not decidable remotely"
+				if host, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, "net"); ok {
+					hostNote = "host " + host
+					if netns == host {
+						obs.Outcome, obs.Observed = capability.Deviated, "the sandbox's network namespace is the host's ("+host+")"
+						obs.Evidence = "debug container's network namespace " + netns + ", the host's " + host
+						f.Checker.Record(obs)
+						return
+					}
 				}
 			}
 			info, err := f.TryTargetInfoFrom(ctx, dbg, cri.TargetPort)
 			if err != nil {
-				f.Checker.Record(capability.Observation{Capability: capability.NetPod, Outcome: capability.Deviated,
-					Observed: fmt.Sprintf("the target's port %d is not reachable on localhost from the debug container", cri.TargetPort), Evidence: err.Error()})
+				obs.Outcome, obs.Observed = capability.Deviated, fmt.Sprintf("the target's port %d is not reachable on localhost from the debug container", cri.TargetPort)
+				obs.Evidence = err.Error()
+				f.Checker.Record(obs)
 				return
 			}
-			hostname := strings.TrimSpace(f.MustExec(ctx, dbg, "hostname"))
-			addrs := f.MustExec(ctx, dbg, "ip", "-o", "addr", "show")
+			hostname := strings.TrimSpace(f.MustExec(ctx, dbg, f.Tools.Hostname()...))
+			addrs := f.MustExec(ctx, dbg, f.Tools.Addresses()...)
 			status, err := f.Runtime.Runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb.ID})
 			Expect(err).NotTo(HaveOccurred())
 			podIP := status.GetStatus().GetNetwork().GetIp()
 
+			// Windows host names compare without case.
+			same := func(a, b string) bool { return a == b || (session.Windows() && strings.EqualFold(a, b)) }
 			var problems []string
 			if info.Token != f.TargetToken("target") {
 				problems = append(problems, fmt.Sprintf("localhost:%d answered for %q, not this target", cri.TargetPort, info.Token))
 			}
-			if info.Hostname != hostname {
+			if !same(info.Hostname, hostname) {
 				problems = append(problems, fmt.Sprintf("hostname differs: target %q, debug %q", info.Hostname, hostname))
 			}
-			if hostname != sb.Config.Hostname {
+			if !same(hostname, sb.Config.Hostname) {
 				problems = append(problems, fmt.Sprintf("hostname %q is not the sandbox's %q", hostname, sb.Config.Hostname))
 			}
-			if podIP == "" || !strings.Contains(addrs, " "+podIP+"/") {
+			if !f.Tools.HasAddress(addrs, podIP) {
 				problems = append(problems, fmt.Sprintf("the sandbox IP %q is not on the debug container's interfaces", podIP))
 			}
 			if !containsAddr(info.Addresses, podIP) {
 				problems = append(problems, fmt.Sprintf("the sandbox IP %q is not on the target's interfaces %v", podIP, info.Addresses))
 			}
-			obs := capability.Observation{Capability: capability.NetPod, Outcome: capability.Works, Observed: "shared network namespace",
-				Evidence: fmt.Sprintf("sandbox IP %s, hostname %s\ndebug container's network namespace %s (%s)\ntarget /info: %+v\ndebug `ip -o addr show`:\n%s", podIP, sb.Config.Hostname, netns, hostNote, info, addrs)}
+			obs.Outcome, obs.Observed = capability.Works, "shared network namespace"
+			obs.Evidence = fmt.Sprintf("sandbox IP %s, hostname %s\ndebug container's network namespace %s (%s)\ntarget /info: %+v\ndebug `%s`:\n%s",
+				podIP, sb.Config.Hostname, netns, hostNote, info, strings.Join(f.Tools.Addresses(), " "), addrs)
 			if len(problems) > 0 {
 				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
 			}
 			f.Checker.Record(obs)
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
-	It("containers of a sandbox with IPC POD share System V IPC objects: a debug container finds the target's shared memory segment by key, a container of another sandbox does not [CRI-5]",
+	It("containers of a sandbox with IPC POD share System V IPC objects: a debug container finds the target's shared memory segment by key, a container of another sandbox does not [CRI-5] [WIN-1]",
 		framework.Label(string(capability.IPCPod), framework.LabelIPC, framework.LabelLinuxOnly), func(ctx SpecContext) {
+			if windowsBranch(ctx, capability.IPCPod) {
+				return
+			}
 			f := newFramework(capability.IPCPod)
 			f.RequireDebugHelper()
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
