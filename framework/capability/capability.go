@@ -131,6 +131,12 @@ const (
 	// NotApplicable: the capability cannot exist on this platform (PID
 	// namespaces on Windows). Its specs skip with the reason.
 	NotApplicable Support = "not-applicable"
+	// Probed: what -profile=probe declares for a capability a runtime may
+	// lack (runtimes.ProbeProfile). Its specs run and record what the
+	// runtime does, and nothing is judged: the probe writes what it saw as
+	// a profile for the vendor to review. Not a value a profile file may
+	// give (ParseSupport refuses it).
+	Probed Support = "probe"
 )
 
 // ParseSupport validates a declaration.
@@ -168,10 +174,28 @@ const (
 	// own (its environment, a helper), so the observation is no verdict;
 	// the run fails as a run, not as the runtime's nonconformance.
 	VerdictError Verdict = "error"
+	// VerdictProbed: observed in probe mode for a capability a runtime may
+	// lack; recorded, not judged (see Probed).
+	VerdictProbed Verdict = "probed"
 )
+
+// ProbeReading says what an outcome seen in probe mode means for the
+// capability's declaration.
+func ProbeReading(outcome Outcome) string {
+	switch outcome {
+	case Works:
+		return "works: declare it supported"
+	case Refused:
+		return "refused at create with a refusal code: declare it unsupported"
+	}
+	return "accepted and did something else: nonconformant whichever way a profile declares it, until the runtime implements it or refuses it"
+}
 
 // Judge decides whether an outcome is conformant for what was declared.
 func Judge(def Definition, declared Support, outcome Outcome) (Verdict, string) {
+	if declared == Probed {
+		return VerdictProbed, "probe: " + ProbeReading(outcome)
+	}
 	if outcome == Works {
 		if declared == Unsupported {
 			return Conformant, "works although the profile declares it unsupported"

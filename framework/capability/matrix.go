@@ -137,6 +137,8 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 				c.Verdict = Nonconformant
 			case o.Verdict == VerdictError && c.Verdict != Nonconformant:
 				c.Verdict = VerdictError
+			case o.Verdict == VerdictProbed && c.Verdict == NotObserved:
+				c.Verdict = VerdictProbed
 			case c.Verdict == NotObserved:
 				c.Verdict = Conformant
 			}

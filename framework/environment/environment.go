@@ -136,7 +136,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 			containerd = "" // the flavor's own
 		}
 		h.embedded, err = embedded.Start(ctx, embedded.Options{
-			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Runsc: flavor.Handler == "runsc",
+			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Runsc: flavor.Handler == "runsc", Crun: flavor.Handler == "crun",
 			CNIBinDir:    cfg.CNIBinDir,
 			RegistryAddr: h.Env.Registry,
 			SandboxImage: h.Env.Images[images.Pause],
@@ -164,20 +164,13 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	}
 	if h.embedded != nil {
 		h.Env.Runtime.Flavor = flavor.Name
-		oci := "runc"
-		if flavor.Handler == "runsc" {
-			oci = "runsc"
-		}
-		h.Env.Runtime.OCIRuntime = ociVersion(ctx, binDir, oci)
+		h.Env.Runtime.OCIRuntime = ociVersion(ctx, flavor.OCIRuntime(binDir))
 	}
 	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") {
 		h.Env.Runtime.Kernel, h.Env.Runtime.Cgroups = hostKernel(), hostCgroups()
 	}
-	h.Env.Profile = cfg.LoadedProfile
-	if h.Env.Profile == nil {
-		if h.Env.Profile, err = runtimes.Detect(v.RuntimeName, nodeOS, h.Env.RuntimeHandler); err != nil {
-			return h, err
-		}
+	if h.Env.Profile, err = runtimes.Resolve(cfg.Profile, cfg.LoadedProfile, v.RuntimeName, nodeOS, h.Env.RuntimeHandler); err != nil {
+		return h, err
 	}
 	if h.Env.Profile.OS != nodeOS {
 		return h, fmt.Errorf("profile %s is for %s nodes, but the runtime runs on %s", h.Env.Profile.Name, h.Env.Profile.OS, nodeOS)
@@ -191,12 +184,9 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	return h, nil
 }
 
-// ociVersion is "runc 1.5.2" for the OCI runtime in binDir (or on PATH).
-func ociVersion(ctx context.Context, binDir, name string) string {
-	bin := name
-	if binDir != "" {
-		bin = filepath.Join(binDir, name)
-	}
+// ociVersion is "runc 1.5.2" for an OCI runtime binary (a path, or a
+// name on PATH).
+func ociVersion(ctx context.Context, bin string) string {
 	out, err := exec.CommandContext(ctx, bin, "--version").Output()
 	if err != nil {
 		return ""
