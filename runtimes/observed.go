@@ -84,13 +84,13 @@ func read(def capability.Definition, c capability.Cell, os string) reading {
 	case refused > 0:
 		r.status, r.why = "refused", capability.ProbeReading(capability.Refused)
 	default:
-		r.status, r.why = "works", "every observation worked"
+		r.status = "works"
 	}
 	switch {
 	case mandatory:
 		if r.status != "works" && r.status != "NOT OBSERVED" && r.status != "ERROR" {
 			r.status = "NONCONFORMANT"
-			r.why = fmt.Sprintf("every runtime on %s must support it (%s), so it stays declared supported and the run judged it: %s", os, strings.Join(def.Requirements, ", "), strings.Join(c.Observed, "; "))
+			r.why = fmt.Sprintf("every runtime on %s must support it (%s): it stays declared supported, and the run judged it nonconformant", os, strings.Join(def.Requirements, ", "))
 		} else if r.status != "works" {
 			r.why += fmt.Sprintf("; declared supported because every runtime on %s must support it", os)
 		}
@@ -125,7 +125,7 @@ func ObservedProfile(m capability.Matrix, layer capability.Layer) (Observed, err
 	}
 	p := &Profile{
 		Name:         profileName(rt.Name, handler, rt.OCIRuntime),
-		Description:  strings.TrimSpace(fmt.Sprintf("%s %s on %s as ectest's probe observed it%s", rt.Name, rt.Version, os, parenthesize(rt.Stack()))),
+		Description:  fmt.Sprintf("%s %s on %s, as ectest's probe observed it%s", rt.Name, rt.Version, os, parenthesize(ociStack(rt))),
 		OS:           os,
 		Match:        Match{RuntimeName: rt.Name, RuntimeHandler: handler},
 		Capabilities: map[capability.Name]capability.Support{},
@@ -180,7 +180,9 @@ runtime: %s %s (CRI %s), endpoint %s`, layer, rt.Name, rt.Version, rt.APIVersion
 			head += "; observed: " + strings.Join(c.Observed, "; ")
 		}
 		comment("  ", head)
-		comment("  ", "  "+r.why)
+		if r.why != "" {
+			comment("  ", "  "+r.why)
+		}
 		for i, s := range c.Specs {
 			if i == 3 {
 				comment("  ", fmt.Sprintf("  and %d more specs", len(c.Specs)-3))
@@ -189,10 +191,16 @@ runtime: %s %s (CRI %s), endpoint %s`, layer, rt.Name, rt.Version, rt.APIVersion
 			comment("  ", fmt.Sprintf("  spec (%s): %s", s.State, s.Name))
 		}
 		if r.status != "works" {
+			shown := 0
 			for _, o := range c.Observations {
 				if o.Outcome == capability.Works || o.Evidence == "" {
 					continue
 				}
+				if shown == 3 {
+					comment("  ", "  more evidence in matrix.md")
+					break
+				}
+				shown++
 				ev := strings.Split(strings.TrimSpace(o.Evidence), "\n")
 				if len(ev) > 3 {
 					ev = append(ev[:3], "...")
@@ -230,6 +238,18 @@ func profileName(runtime, handler, oci string) string {
 		name = "observed"
 	}
 	return name
+}
+
+// ociStack names the OCI runtime and handler, where known.
+func ociStack(rt capability.RuntimeInfo) string {
+	var parts []string
+	if rt.OCIRuntime != "" {
+		parts = append(parts, "OCI runtime "+rt.OCIRuntime)
+	}
+	if rt.Handler != "" && rt.Handler != "default" {
+		parts = append(parts, "handler "+rt.Handler)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func parenthesize(s string) string {
