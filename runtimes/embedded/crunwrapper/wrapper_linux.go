@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"syscall"
+
+	"github.com/ectest/ectest/kind/host"
 )
 
-// Main runs crun with args. On a hybrid host it first moves its thread
+// Main runs crun with args. For create and run, it first makes the
+// bundle's ociVersion one crun 1.8 accepts (AcceptableVersion). On a hybrid host it first moves its thread
 // into a private mount namespace (unshare(CLONE_NEWNS) affects only the
 // calling thread of a threaded process, so the goroutine is locked to it
 // and execve happens from it: the exec'd crun keeps that namespace), makes
@@ -24,6 +27,11 @@ func Main(args []string) int {
 		var err error
 		if crun, err = exec.LookPath("crun"); err != nil {
 			return fail(fmt.Errorf("crun not found on PATH (Debian's crun package; or set %s): %w", EnvCrun, err))
+		}
+	}
+	if path, bundleConfig, ok := host.RuncFiles(args); ok && bundleConfig {
+		if err := AcceptableVersion(path); err != nil {
+			return fail(err)
 		}
 	}
 	hybrid, err := Hybrid()
