@@ -12,7 +12,7 @@ KUBERNETES_VERSION ?=
 KIND_NODE_IMAGE ?=
 KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
 
-.PHONY: windows windows-selftest conformance conformance-cri test mutation runtimes unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: windows windows-selftest conformance conformance-cri test mutation runtimes probe unit verify benchmark deps clean cluster cluster-down node-image
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -48,6 +48,12 @@ runtimes:
 ## suites/selftest/expected/windows/. Reports in $(REPORT_DIR)/windows-selftest
 windows-selftest:
 	REPORT_DIR=$(REPORT_DIR) hack/windows-selftest.sh
+
+## probe: the CRI suite with -profile=probe against a runtime with no profile (ECTEST_FLAGS=-runtime-endpoint=...,
+## or RUNTIME=name for an embedded one): judges only what every runtime must support and writes what the runtime did
+## as $(REPORT_DIR)/probe[/RUNTIME]/observed-profile.yaml. The suite exits 4 for a probe done; make probe then succeeds
+probe:
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) RUNTIME=$(RUNTIME) ECTEST_FLAGS="$(ECTEST_FLAGS)" hack/probe.sh || [ $$? -eq 4 ]
 
 ## unit: the framework's own logic
 unit:

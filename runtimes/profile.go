@@ -141,6 +141,9 @@ func Builtin() ([]*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p.Name == Auto || p.Name == Probe {
+			return nil, fmt.Errorf("builtin %s: the name %q is a -profile keyword", e.Name(), p.Name)
+		}
 		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -150,10 +153,11 @@ func Builtin() ([]*Profile, error) {
 // Auto is the -profile value that picks a profile from the CRI Version.
 const Auto = "auto"
 
-// Load resolves -profile when it is a builtin name or a file. For "auto" it
-// returns nil: the profile is picked once the runtime answers (see Detect).
+// Load resolves -profile when it is a builtin name or a file. For "auto"
+// and "probe" it returns nil: the profile is made once the runtime answers
+// (see Resolve).
 func Load(spec string) (*Profile, error) {
-	if spec == "" || spec == Auto {
+	if spec == "" || spec == Auto || spec == Probe {
 		return nil, nil
 	}
 	all, err := Builtin()
@@ -172,7 +176,7 @@ func Load(spec string) (*Profile, error) {
 		}
 		return Parse(data, spec)
 	}
-	return nil, fmt.Errorf("unknown profile %q (builtin: %s; or give a file path, or auto)", spec, strings.Join(names(all), ", "))
+	return nil, fmt.Errorf("unknown profile %q (builtin: %s; or give a file path, auto, or probe)", spec, strings.Join(names(all), ", "))
 }
 
 // Detect picks the builtin profile whose match fits the runtime name, OS

@@ -149,6 +149,12 @@ const (
 	// NotApplicable: the capability cannot exist on this platform (PID
 	// namespaces on Windows). Its specs skip with the reason.
 	NotApplicable Support = "not-applicable"
+	// Probed: what -profile=probe declares for a capability a runtime may
+	// lack (runtimes.ProbeProfile). Its specs run and record what the
+	// runtime does, and nothing is judged: the probe writes what it saw as
+	// a profile for the vendor to review. Not a value a profile file may
+	// give (ParseSupport refuses it).
+	Probed Support = "probe"
 )
 
 // ParseSupport validates a declaration.
@@ -208,7 +214,22 @@ const (
 	// container there observed instead (see NotOnOS). Not a verdict against
 	// the runtime, and not a silent skip.
 	NotSupportedOnOS Verdict = "not-supported-on-this-os"
+	// VerdictProbed: observed in probe mode for a capability a runtime may
+	// lack; recorded, not judged (see Probed).
+	VerdictProbed Verdict = "probed"
 )
+
+// ProbeReading says what an outcome seen in probe mode means for the
+// capability's declaration.
+func ProbeReading(outcome Outcome) string {
+	switch outcome {
+	case Works:
+		return "works: declare it supported"
+	case Refused:
+		return "refused at create with a refusal code: declare it unsupported"
+	}
+	return "accepted and did something else: nonconformant whichever way a profile declares it, until the runtime implements it or refuses it"
+}
 
 // Text is a verdict as reports print it.
 func (v Verdict) Text() string {
@@ -235,6 +256,9 @@ func DependsOn(n Name) Name { return dependsOn[n] }
 func Judge(def Definition, declared Support, outcome Outcome) (Verdict, string) {
 	if outcome == Blocked {
 		return VerdictBlocked, fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", DependsOn(def.Name))
+	}
+	if declared == Probed {
+		return VerdictProbed, "probe: " + ProbeReading(outcome)
 	}
 	if outcome == NotOnOS {
 		if declared == NotApplicable {

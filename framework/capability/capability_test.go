@@ -22,6 +22,10 @@ func TestJudge(t *testing.T) {
 		{required, Unsupported, Refused, Nonconformant},
 		{required, Unsupported, Deviated, Nonconformant},
 		{required, Unsupported, Works, Conformant},
+		// A probe records what it sees of a capability it declared nothing for.
+		{mode, Probed, Works, VerdictProbed},
+		{mode, Probed, Refused, VerdictProbed},
+		{mode, Probed, Deviated, VerdictProbed},
 	}
 	for _, c := range cases {
 		got, reason := Judge(c.def, c.declared, c.outcome)
@@ -42,6 +46,9 @@ func TestLookupAndParseSupport(t *testing.T) {
 		if _, err := ParseSupport(s); err != nil {
 			t.Error(err)
 		}
+	}
+	if _, err := ParseSupport(string(Probed)); err == nil {
+		t.Error("a profile may not declare probe: only -profile=probe does")
 	}
 	if _, err := ParseSupport("yes"); err == nil {
 		t.Error("invalid support accepted")

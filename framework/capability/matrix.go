@@ -149,6 +149,8 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 				c.Verdict = Nonconformant
 			case o.Verdict == VerdictError && c.Verdict != Nonconformant:
 				c.Verdict = VerdictError
+			case o.Verdict == VerdictProbed && c.Verdict == NotObserved:
+				c.Verdict = VerdictProbed
 			case o.Verdict == VerdictBlocked:
 				if c.Verdict == NotObserved {
 					c.Verdict = VerdictBlocked

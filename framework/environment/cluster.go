@@ -121,11 +121,8 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 	}
 	h.Env.Runtime = nodeRuntime(nodes.Items[0])
 	h.Env.Kubectl = findKubectl(ctx, cfg, v.GitVersion)
-	h.Env.Profile = cfg.LoadedProfile
-	if h.Env.Profile == nil {
-		if h.Env.Profile, err = runtimes.Detect(h.Env.Runtime.Name, h.Env.Runtime.OS, ""); err != nil {
-			return h, err
-		}
+	if h.Env.Profile, _, err = runtimes.Resolve(cfg.Profile, cfg.LoadedProfile, h.Env.Runtime.Name, h.Env.Runtime.OS, 0, ""); err != nil {
+		return h, err
 	}
 	return h, nil
 }

@@ -163,7 +163,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 			containerd = "" // the flavor's own
 		}
 		h.embedded, err = embedded.Start(ctx, embedded.Options{
-			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Runsc: flavor.Handler == "runsc",
+			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Runsc: flavor.Handler == "runsc", Crun: flavor.Handler == "crun",
 			CNIBinDir:    cfg.CNIBinDir,
 			RegistryAddr: h.Env.Registry,
 			SandboxImage: h.Env.Images[images.Pause],
@@ -191,24 +191,17 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	}
 	if h.embedded != nil {
 		h.Env.Runtime.Flavor = flavor.Name
-		oci := "runc"
-		if flavor.Handler == "runsc" {
-			oci = "runsc"
-		}
-		h.Env.Runtime.OCIRuntime = ociVersion(ctx, binDir, oci)
+		h.Env.Runtime.OCIRuntime = ociVersion(ctx, flavor.OCIRuntime(binDir))
 	}
 	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") && nodeOS == "linux" {
 		h.Env.Runtime.Kernel, h.Env.Runtime.Cgroups = hostKernel(), hostCgroups()
 	}
-	h.Env.Profile = cfg.LoadedProfile
-	if h.Env.Profile == nil {
-		var note string
-		if h.Env.Profile, note, err = runtimes.DetectBuild(v.RuntimeName, nodeOS, build, h.Env.RuntimeHandler); err != nil {
-			return h, err
-		}
-		if note != "" {
-			logf("%s", note)
-		}
+	var note string
+	if h.Env.Profile, note, err = runtimes.Resolve(cfg.Profile, cfg.LoadedProfile, v.RuntimeName, nodeOS, build, h.Env.RuntimeHandler); err != nil {
+		return h, err
+	}
+	if note != "" {
+		logf("%s", note)
 	}
 	if h.Env.Profile.OS != nodeOS {
 		return h, fmt.Errorf("profile %s is for %s nodes, but the runtime runs on %s (%s)", h.Env.Profile.Name, h.Env.Profile.OS, nodeOS, node.Evidence)
@@ -245,12 +238,9 @@ func windowsBuild(given string) (uint16, error) {
 // model (hack/selftest.sh), never set in a conformance run.
 const SelfTestRegistryDown = "ECTEST_SELFTEST_REGISTRY_DOWN"
 
-// ociVersion is "runc 1.5.2" for the OCI runtime in binDir (or on PATH).
-func ociVersion(ctx context.Context, binDir, name string) string {
-	bin := name
-	if binDir != "" {
-		bin = filepath.Join(binDir, name)
-	}
+// ociVersion is "runc 1.5.2" for an OCI runtime binary (a path, or a
+// name on PATH).
+func ociVersion(ctx context.Context, bin string) string {
 	out, err := exec.CommandContext(ctx, bin, "--version").Output()
 	if err != nil {
 		return ""

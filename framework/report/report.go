@@ -6,6 +6,7 @@ package report
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/runtimes"
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -120,6 +122,9 @@ func Markdown(m capability.Matrix) string {
 	fmt.Fprintf(&b, "# Capability matrix\n\n")
 	if banner := selfTestBanner(m); banner != "" {
 		fmt.Fprintf(&b, "**%s**\n", strings.TrimSpace(banner))
+	}
+	if runtimes.IsProbe(m.Profile) {
+		fmt.Fprintf(&b, "**PROBE: no declaration; only what every runtime must support is judged, the rest is recorded as probed (see %s)**\n\n", runtimes.ObservedFile)
 	}
 	if layered(m) {
 		for _, l := range m.Layers {
@@ -345,5 +350,31 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer) 
 	if s != nil {
 		fmt.Print("\n" + Table(m) + "reports in " + dir + "\n")
 	}
-	return WriteSummary(dir, SummarizeRun(r, m, dir))
+	sum := SummarizeRun(r, m, dir)
+	if (s != nil && runtimes.IsProbe(s.Profile)) || probeRequested() {
+		sum.Probe = &ProbeSummary{}
+		if s != nil {
+			o, err := runtimes.ObservedProfile(m, layer)
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(dir, runtimes.ObservedFile)
+			if err := os.WriteFile(path, o.YAML, 0o644); err != nil {
+				return err
+			}
+			sum.Probe.ObservedProfiles = []string{path}
+			sum.Probe.Comparisons = []string{fmt.Sprintf("%s layer: %s", layer, o.Comparison())}
+			fmt.Printf("observed profile (%s) in %s\n", o.Comparison(), path)
+		}
+		sum.Outcome = sum.outcome()
+	}
+	return WriteSummary(dir, sum)
+}
+
+// probeRequested says whether this process was told -profile=probe, for a
+// run whose environment never came up (no subject): its summary must still
+// say it was a probe.
+func probeRequested() bool {
+	f := flag.Lookup("profile")
+	return f != nil && runtimes.IsProbe(f.Value.String())
 }

@@ -27,6 +27,16 @@ type Summary struct {
 	// RunErrors are failures of the run itself: no verdict either way.
 	RunErrors []string `json:"runErrors,omitempty"`
 	ReportDir string   `json:"reportDir"`
+	// Probe is set for a probe (-profile=probe): nothing but what every
+	// runtime must support was judged, and the run wrote what it observed.
+	Probe *ProbeSummary `json:"probe,omitempty"`
+}
+
+// ProbeSummary is what a probe wrote: per layer, the observed profile and
+// how it compares with the builtin profile -profile=auto would pick.
+type ProbeSummary struct {
+	ObservedProfiles []string `json:"observedProfiles,omitempty"`
+	Comparisons      []string `json:"comparisons,omitempty"`
 }
 
 // LayerSummary counts one layer's capability verdicts.
@@ -51,6 +61,8 @@ type LayerSummary struct {
 	// Blocked could not be checked because a capability they depend on
 	// did not work (that one carries the verdict).
 	Blocked []capability.Name `json:"blocked,omitempty"`
+	// Probed are capabilities a probe observed and did not judge.
+	Probed []capability.Name `json:"probed,omitempty"`
 }
 
 // SpecCounts counts the specs of a run by how they ended.
@@ -116,6 +128,8 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 				ls.NotApplicable++
 			case capability.NotSupportedOnOS:
 				ls.NotSupportedOnOS = append(ls.NotSupportedOnOS, row.Capability)
+			case capability.VerdictProbed:
+				ls.Probed = append(ls.Probed, row.Capability)
 			case capability.VerdictError:
 				ls.Errors = append(ls.Errors, row.Capability)
 				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): %s: no verdict", row.Capability, l, strings.Join(row.Layers[l].Reasons, "; ")))
@@ -148,6 +162,13 @@ func MergeSummaries(dir string, ss ...Summary) Summary {
 		out.Specs.Skipped += s.Specs.Skipped
 		out.Nonconformances = append(out.Nonconformances, s.Nonconformances...)
 		out.RunErrors = append(out.RunErrors, s.RunErrors...)
+		if s.Probe != nil {
+			if out.Probe == nil {
+				out.Probe = &ProbeSummary{}
+			}
+			out.Probe.ObservedProfiles = append(out.Probe.ObservedProfiles, s.Probe.ObservedProfiles...)
+			out.Probe.Comparisons = append(out.Probe.Comparisons, s.Probe.Comparisons...)
+		}
 	}
 	out.Outcome = out.outcome()
 	return out
@@ -175,6 +196,9 @@ func (s Summary) outcome() framework.Outcome {
 		if len(l.Blocked) > 0 {
 			p += fmt.Sprintf(", %d blocked (%s)", len(l.Blocked), joinNames(l.Blocked))
 		}
+		if len(l.Probed) > 0 {
+			p += fmt.Sprintf(", %d probed (%s)", len(l.Probed), joinNames(l.Probed))
+		}
 		if len(l.ProfileMismatches) > 0 {
 			p += fmt.Sprintf(", profile mismatch: %s declared unsupported but works", joinNames(l.ProfileMismatches))
 		}
@@ -188,9 +212,29 @@ func (s Summary) outcome() framework.Outcome {
 	case len(s.Nonconformances) > 0 || s.nonconformantCells() > 0:
 		code, verdict = framework.ExitNonconformant, fmt.Sprintf("NONCONFORMANT (%d failed requirement checks)", max(len(s.Nonconformances), s.nonconformantCells()))
 	}
-	dir := s.ReportDir
-	if rel, err := filepath.Rel(".", dir); err == nil && !strings.HasPrefix(rel, "..") {
-		dir = rel
+	dir := relDir(s.ReportDir)
+	if s.Probe != nil {
+		// A probe judged only what every runtime must support: it is never
+		// a conformance result, and says so first.
+		what := "observed profile not written"
+		if len(s.Probe.ObservedProfiles) > 0 {
+			var files []string
+			for _, f := range s.Probe.ObservedProfiles {
+				files = append(files, relDir(f))
+			}
+			what = "observed profile in " + strings.Join(files, ", ")
+			if len(s.Probe.Comparisons) > 0 {
+				what += " (" + strings.Join(s.Probe.Comparisons, "; ") + ")"
+			}
+		}
+		switch code {
+		case framework.ExitConformant:
+			code, verdict = framework.ExitProbed, "PROBE done, not a conformance result: only what every runtime must support was judged, and it conformed; "+what
+		case framework.ExitNonconformant:
+			verdict = "PROBE, not a conformance result: " + verdict + " in what every runtime must support; " + what
+		default:
+			verdict = "PROBE, not a conformance result: " + verdict
+		}
 	}
 	line := fmt.Sprintf("ectest: %s; %s; reports in %s/ (exit %d)", verdict, strings.Join(parts, "; "), dir, code)
 	for _, l := range s.Layers {
@@ -206,6 +250,14 @@ func (s Summary) outcome() framework.Outcome {
 	return framework.Outcome{ExitCode: code, Line: line}
 }
 
+// relDir shortens a path below the working directory.
+func relDir(dir string) string {
+	if rel, err := filepath.Rel(".", dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return dir
+}
+
 func (s Summary) nonconformantCells() int {
 	n := 0
 	for _, l := range s.Layers {
@@ -218,9 +270,19 @@ func (s Summary) nonconformantCells() int {
 func SummaryMarkdown(s Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Run summary\n\n%s\n\n", s.Line)
-	fmt.Fprintf(&b, "| layer | runtime | conformant | nonconformant | not supported on this OS | not observed | not applicable |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| layer | runtime | conformant | nonconformant | not supported on this OS | not observed | not applicable | probed |\n|---|---|---|---|---|---|---|---|\n")
 	for _, l := range s.Layers {
-		fmt.Fprintf(&b, "| %s | %s %s | %d | %d %s | %d %s | %d | %d |\n", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant), joinNames(l.Nonconformant), len(l.NotSupportedOnOS), joinNames(l.NotSupportedOnOS), l.NotObserved, l.NotApplicable)
+		fmt.Fprintf(&b, "| %s | %s %s | %d | %d %s | %d %s | %d | %d | %d %s |\n", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant), joinNames(l.Nonconformant),
+			len(l.NotSupportedOnOS), joinNames(l.NotSupportedOnOS), l.NotObserved, l.NotApplicable, len(l.Probed), joinNames(l.Probed))
+	}
+	if s.Probe != nil {
+		fmt.Fprintf(&b, "\nA probe (-profile=probe): the capabilities every runtime must support were judged; the others were recorded, not judged (probed).\n")
+		for _, f := range s.Probe.ObservedProfiles {
+			fmt.Fprintf(&b, "Observed profile: `%s`.\n", f)
+		}
+		for _, c := range s.Probe.Comparisons {
+			fmt.Fprintf(&b, "Compared: %s.\n", c)
+		}
 	}
 	fmt.Fprintf(&b, "\nSpecs: %d passed, %d failed, %d skipped.\n", s.Specs.Passed, s.Specs.Failed, s.Specs.Skipped)
 	list := func(title string, items []string) {
@@ -236,7 +298,7 @@ func SummaryMarkdown(s Summary) string {
 	}
 	list("Nonconformances (a judge said no)", s.Nonconformances)
 	list("Errors of the run itself (no verdict)", s.RunErrors)
-	fmt.Fprintf(&b, "\nExit codes: 0 conformant, 1 nonconformant, 2 bad input, 3 the run could not be done.\n")
+	fmt.Fprintf(&b, "\nExit codes: 0 conformant, 1 nonconformant, 2 bad input, 3 the run could not be done, 4 a probe was done.\n")
 	return b.String()
 }
 

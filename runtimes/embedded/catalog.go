@@ -26,8 +26,27 @@ type Flavor struct {
 	// BuildNeeds are host packages the builds need (cgo with libseccomp).
 	BuildNeeds []hostdeps.Purpose
 	// Handler is the runtime handler sandboxes use ("" for the default,
-	// runc); runsc makes containerd run them with gVisor.
+	// runc); runsc makes containerd run them with gVisor, crun with
+	// Debian's crun (through ectest-crun, see crunwrapper).
 	Handler string
+	// HostNeeds are host packages the flavor runs with, beyond the
+	// embedded runtime's (Debian's crun).
+	HostNeeds []hostdeps.Purpose
+}
+
+// OCIRuntime is the OCI runtime binary the flavor's sandboxes run with,
+// for the reports: runc, runsc or crun, in binDir when the flavor built it.
+func (f Flavor) OCIRuntime(binDir string) string {
+	switch f.Handler {
+	case "runsc":
+		return filepath.Join(binDir, "runsc")
+	case "crun":
+		return "crun" // Debian's, on PATH
+	}
+	if binDir == "" {
+		return "runc"
+	}
+	return filepath.Join(binDir, "runc")
 }
 
 // Program versions of the flavors built from the Go module proxy.
@@ -82,6 +101,11 @@ var Flavors = []Flavor{
 		Description: "containerd " + Containerd2Version + " with runc " + RuncVersion + ", both built from the Go module proxy",
 		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
 		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
+	{Name: "containerd-2-crun", ConfigVersion: 3, Handler: "crun",
+		Description: "containerd " + Containerd2Version + " (built from the Go module proxy) running sandboxes with Debian's crun through the runtime handler crun: the runc shim runs ectest-crun, which hides the hybrid cgroup hierarchy crun refuses (see README)",
+		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
+		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp},
+		HostNeeds:   []hostdeps.Purpose{hostdeps.Crun}},
 	{Name: "containerd-2-gvisor", ConfigVersion: 3, Handler: "runsc",
 		Description: "containerd " + Containerd2Version + " running sandboxes with gVisor (runsc and its shim " + GVisorVersion + ", built from the Go module proxy, the shim with one edit: see README) through the runtime handler runsc",
 		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc, runsc, runscShim},
@@ -105,11 +129,12 @@ func LookupFlavor(name string) (Flavor, error) {
 // Builds happen once per version (cacheRoot/bin), with the Go toolchain;
 // a cached flavor needs none.
 func (f Flavor) Install(ctx context.Context, cacheRoot string, logf func(string, ...any)) (string, error) {
+	needs := append([]hostdeps.Purpose{hostdeps.EmbeddedRuntime}, f.HostNeeds...)
 	if len(f.Programs) == 0 {
-		return "", hostdeps.Ensure(ctx, logf, hostdeps.EmbeddedRuntime)
+		return "", hostdeps.Ensure(ctx, logf, needs...)
 	}
 	// The CNI plugins and iptables still come from Debian.
-	if err := hostdeps.Ensure(ctx, logf, hostdeps.EmbeddedRuntime); err != nil {
+	if err := hostdeps.Ensure(ctx, logf, needs...); err != nil {
 		return "", err
 	}
 	dir := filepath.Join(cacheRoot, "runtimes", f.Name+"-"+f.key())
