@@ -42,8 +42,10 @@ type Config struct {
 	CNIBinDir  string
 	Busybox    string
 
-	// Cluster suites: an existing cluster, or the kind cluster to make.
+	// Cluster suites: an existing cluster, or the kind cluster to make (or
+	// reuse) by name.
 	Kubeconfig        string
+	ClusterName       string
 	KindNodeImage     string
 	KubernetesVersion string
 	KeepCluster       bool
@@ -77,6 +79,7 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "cluster suites: kind node image to use (e.g. a stock kindest/node) instead of building one offline")
 	fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "cluster suites: Kubernetes version of the offline-built node image (default: the newest pinned release)")
 	fs.BoolVar(&c.KeepCluster, "keep-cluster", false, "cluster suites: leave the kind cluster running at the end")
+	fs.StringVar(&c.ClusterName, "cluster-name", "", "cluster suites: name of the kind cluster to make, or to reuse when it runs (default ectest)")
 	fs.StringVar(&c.NodeRuntime, "node-runtime", "", "cluster suites: container runtime of the offline-built node image ("+nodeRuntimeNames()+"; default "+nodeimage.DefaultNodeRuntime+")")
 	fs.StringVar(&c.RuntimeClass, "runtime-class", "", "cluster suites: RuntimeClass of the pods the specs create (e.g. "+nodeimage.GVisorRuntimeClass+" on a -node-runtime=containerd-2-gvisor cluster); default: the cluster's default handler")
 }
@@ -150,8 +153,8 @@ func (c *Config) Validate() error {
 		if _, err := os.Stat(c.Kubeconfig); err != nil {
 			errs = append(errs, fmt.Errorf("-kubeconfig: %v", err))
 		}
-		if c.KindNodeImage != "" || c.KubernetesVersion != "" || c.KeepCluster || c.NodeRuntime != "" {
-			errs = append(errs, errors.New("-kubeconfig names an existing cluster: -kind-node-image, -kubernetes-version, -node-runtime and -keep-cluster do not apply"))
+		if c.KindNodeImage != "" || c.KubernetesVersion != "" || c.KeepCluster || c.NodeRuntime != "" || c.ClusterName != "" {
+			errs = append(errs, errors.New("-kubeconfig names an existing cluster: -kind-node-image, -kubernetes-version, -node-runtime, -cluster-name and -keep-cluster do not apply"))
 		}
 	}
 	if c.KindNodeImage != "" && c.NodeRuntime != "" {

@@ -70,6 +70,9 @@ func TestValidate(t *testing.T) {
 	if c, err := parse(t, "-kubeconfig="+kc); err != nil || c.Kubeconfig != kc {
 		t.Errorf("-kubeconfig: %v", err)
 	}
+	if _, err := parse(t, "-kubeconfig="+kc, "-cluster-name=mine"); err == nil || !strings.Contains(err.Error(), "do not apply") {
+		t.Errorf("-kubeconfig with -cluster-name: %v", err)
+	}
 	if _, err := parse(t, "-kubeconfig="+kc, "-node-runtime=containerd-1.7"); err == nil || !strings.Contains(err.Error(), "do not apply") {
 		t.Errorf("-kubeconfig with -node-runtime: %v", err)
 	}

@@ -80,7 +80,7 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		}
 	}()
 	h.cluster, err = kind.Up(ctx, kind.Options{
-		Kubeconfig: cfg.Kubeconfig, NodeImage: cfg.KindNodeImage, KubernetesVersion: cfg.KubernetesVersion,
+		Kubeconfig: cfg.Kubeconfig, Name: cfg.ClusterName, NodeImage: cfg.KindNodeImage, KubernetesVersion: cfg.KubernetesVersion,
 		NodeRuntime: cfg.NodeRuntime, Keep: cfg.KeepCluster, Log: logf,
 	})
 	if err != nil {
