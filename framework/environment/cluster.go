@@ -42,6 +42,9 @@ type ClusterEnvironment struct {
 	Profile      *runtimes.Profile `json:"profile"`
 	ReportDir    string            `json:"reportDir"`
 	Managed      bool              `json:"managed"`
+	// Node is the name of the cluster's first node (on a kind cluster, its
+	// node container's name too).
+	Node string `json:"node"`
 	// Kubectl is a kubectl within one minor version of the server ("" if none).
 	Kubectl string `json:"kubectl"`
 }
@@ -123,6 +126,7 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, fmt.Errorf("list nodes: %v (%d nodes)", err, len(nodes.Items))
 	}
 	h.Env.Runtime = nodeRuntime(nodes.Items[0])
+	h.Env.Node = nodes.Items[0].Name
 	// The rest of the stack: the RuntimeClass's handler, and for a node
 	// image built here its runtime and the OCI runtime behind the handler,
 	// as the binary in the node reports itself.
