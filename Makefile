@@ -7,10 +7,15 @@ PROCS ?= 4
 # Extra suite flags, e.g. ECTEST_FLAGS="-runtime-endpoint=unix:///run/containerd/containerd.sock"
 ECTEST_FLAGS ?=
 
-# Kubernetes version of the offline-built kind node image, and an optional given image.
+# Kubernetes version and container runtime of the offline-built kind node image (NODE_RUNTIME:
+# containerd-2, the default, containerd-2-gvisor, containerd-1.7 or containerd-1.6), or a given image.
 KUBERNETES_VERSION ?=
+NODE_RUNTIME ?=
 KIND_NODE_IMAGE ?=
-KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
+KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(NODE_RUNTIME),-node-runtime=$(NODE_RUNTIME)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
+# RuntimeClass of the cluster suite's pods (e.g. RUNTIME_CLASS=gvisor with NODE_RUNTIME=containerd-2-gvisor).
+RUNTIME_CLASS ?=
+CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
 .PHONY: windows windows-selftest conformance conformance-cri test mutation runtimes probe unit verify benchmark deps clean cluster cluster-down node-image
 
@@ -20,7 +25,7 @@ CLUSTER_FLAGS ?=
 ## conformance: the CRI suite against the embedded runtime and the cluster suite against the default kind
 ## cluster (both made and removed here), reports and one side-by-side capability matrix
 conformance:
-	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/conformance.sh
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)" hack/conformance.sh
 
 ## conformance-cri: only the CRI suite (no cluster)
 conformance-cri:
@@ -60,6 +65,7 @@ unit:
 	$(GO) test -count=1 ./framework/... ./runtimes/... ./fixtures/... ./kind/... ./internal/...
 
 ## cluster: build what is missing (node image, offline) and create the default kind cluster
+## (NODE_RUNTIME=containerd-2-gvisor adds gVisor as the RuntimeClass gvisor)
 cluster:
 	$(GO) run ./kind/cmd/ectest-kind up $(KIND_FLAGS)
 
@@ -86,7 +92,7 @@ verify:
 ## benchmark: debug container latency with gmeasure (20+ samples), JSON into the report dir
 benchmark:
 	$(GINKGO) --label-filter=benchmark -v ./suites/cri -- -report-dir=$(REPORT_DIR)/benchmark/cri $(ECTEST_FLAGS)
-	$(GINKGO) --label-filter=benchmark -v ./suites/cluster -- -report-dir=$(REPORT_DIR)/benchmark/cluster $(CLUSTER_FLAGS)
+	$(GINKGO) --label-filter=benchmark -v ./suites/cluster -- -report-dir=$(REPORT_DIR)/benchmark/cluster $(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)
 
 ## deps: install every host package ectest can use, at once (each entry point installs what it needs anyway)
 deps:

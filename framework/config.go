@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/kind/nodeimage"
@@ -44,11 +45,19 @@ type Config struct {
 	CNIBinDir  string
 	Busybox    string
 
-	// Cluster suites: an existing cluster, or the kind cluster to make.
+	// Cluster suites: an existing cluster, or the kind cluster to make (or
+	// reuse) by name.
 	Kubeconfig        string
+	ClusterName       string
 	KindNodeImage     string
 	KubernetesVersion string
 	KeepCluster       bool
+	// NodeRuntime names the offline-built node image's container runtime
+	// (kind/nodeimage.NodeRuntimes; the default if empty).
+	NodeRuntime string
+	// RuntimeClass is the RuntimeClass of every pod the cluster suite's
+	// specs create ("" for the cluster's default handler).
+	RuntimeClass string
 
 	// Filled by Validate.
 	LoadedProfile *runtimes.Profile `json:"-"`
@@ -74,6 +83,17 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "cluster suites: kind node image to use (e.g. a stock kindest/node) instead of building one offline")
 	fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "cluster suites: Kubernetes version of the offline-built node image (default: the newest pinned release)")
 	fs.BoolVar(&c.KeepCluster, "keep-cluster", false, "cluster suites: leave the kind cluster running at the end")
+	fs.StringVar(&c.ClusterName, "cluster-name", "", "cluster suites: name of the kind cluster to make, or to reuse when it runs (default ectest)")
+	fs.StringVar(&c.NodeRuntime, "node-runtime", "", "cluster suites: container runtime of the offline-built node image ("+nodeRuntimeNames()+"; default "+nodeimage.DefaultNodeRuntime+")")
+	fs.StringVar(&c.RuntimeClass, "runtime-class", "", "cluster suites: RuntimeClass of the pods the specs create (e.g. "+nodeimage.GVisorRuntimeClass+" on a -node-runtime=containerd-2-gvisor cluster); default: the cluster's default handler")
+}
+
+func nodeRuntimeNames() string {
+	var names []string
+	for _, rt := range nodeimage.NodeRuntimes {
+		names = append(names, rt.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // DefaultRuntime is the embedded runtime without -runtime (the names are
@@ -142,9 +162,23 @@ func (c *Config) Validate() error {
 		if _, err := os.Stat(c.Kubeconfig); err != nil {
 			errs = append(errs, fmt.Errorf("-kubeconfig: %v", err))
 		}
-		if c.KindNodeImage != "" || c.KubernetesVersion != "" || c.KeepCluster {
-			errs = append(errs, errors.New("-kubeconfig names an existing cluster: -kind-node-image, -kubernetes-version and -keep-cluster do not apply"))
+		if c.KindNodeImage != "" || c.KubernetesVersion != "" || c.KeepCluster || c.NodeRuntime != "" || c.ClusterName != "" {
+			errs = append(errs, errors.New("-kubeconfig names an existing cluster: -kind-node-image, -kubernetes-version, -node-runtime, -cluster-name and -keep-cluster do not apply"))
 		}
+	}
+	if c.KindNodeImage != "" && c.NodeRuntime != "" {
+		errs = append(errs, errors.New("-kind-node-image is used as given: -node-runtime (the runtime of a node image built here) does not apply"))
+	}
+	if rt, err := nodeimage.LookupNodeRuntime(c.NodeRuntime); err != nil {
+		errs = append(errs, fmt.Errorf("-node-runtime: %w", err))
+	} else if c.RuntimeClass != "" && c.Kubeconfig == "" && c.KindNodeImage == "" && rt.Handler(c.RuntimeClass) == "" {
+		// The suite's own cluster offers only its node runtime's classes; a
+		// given cluster's are checked against the cluster itself.
+		offers := "none"
+		if len(rt.RuntimeClasses) > 0 {
+			offers = strings.Join(rt.RuntimeClassNames(), ", ")
+		}
+		errs = append(errs, fmt.Errorf("-runtime-class %q: a kind cluster with the node runtime %s offers RuntimeClasses: %s (containerd-2-gvisor offers %s)", c.RuntimeClass, rt.Name, offers, nodeimage.GVisorRuntimeClass))
 	}
 	if c.KubernetesVersion != "" {
 		if _, err := nodeimage.ParseVersion(c.KubernetesVersion); err != nil {

@@ -53,6 +53,8 @@ func TestValidate(t *testing.T) {
 		"-kubeconfig=/nonexistent/kc":    "-kubeconfig",
 		"-kubernetes-version=v1.20.0":    "only v1.29 and later",
 		"-kubernetes-version=latest":     "want vMAJOR.MINOR.PATCH",
+		"-node-runtime=containerd-9":     `unknown node runtime "containerd-9"`,
+		"-runtime-class=gvisor":          "offers RuntimeClasses: none (containerd-2-gvisor offers gvisor)",
 	} {
 		if _, err := parse(t, args); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", args, err, want)
@@ -67,6 +69,23 @@ func TestValidate(t *testing.T) {
 	}
 	if c, err := parse(t, "-kubeconfig="+kc); err != nil || c.Kubeconfig != kc {
 		t.Errorf("-kubeconfig: %v", err)
+	}
+	if _, err := parse(t, "-kubeconfig="+kc, "-cluster-name=mine"); err == nil || !strings.Contains(err.Error(), "do not apply") {
+		t.Errorf("-kubeconfig with -cluster-name: %v", err)
+	}
+	if _, err := parse(t, "-kubeconfig="+kc, "-node-runtime=containerd-1.7"); err == nil || !strings.Contains(err.Error(), "do not apply") {
+		t.Errorf("-kubeconfig with -node-runtime: %v", err)
+	}
+	if _, err := parse(t, "-kind-node-image=kindest/node:v1.36.1", "-node-runtime=containerd-1.7"); err == nil || !strings.Contains(err.Error(), "-node-runtime") {
+		t.Errorf("-kind-node-image with -node-runtime: %v", err)
+	}
+	// A given cluster's RuntimeClasses are checked against the cluster (the
+	// suite's preflight); the suite's own cluster offers its node runtime's.
+	if c, err := parse(t, "-kubeconfig="+kc, "-runtime-class=kata"); err != nil || c.RuntimeClass != "kata" {
+		t.Errorf("-kubeconfig with -runtime-class: %v", err)
+	}
+	if c, err := parse(t, "-node-runtime=containerd-2-gvisor", "-runtime-class=gvisor"); err != nil || c.NodeRuntime != "containerd-2-gvisor" {
+		t.Errorf("gvisor on containerd-2-gvisor: %v", err)
 	}
 	// Several problems are all reported, on one line.
 	_, err = parse(t, "-profile=nope", "-report-dir=")

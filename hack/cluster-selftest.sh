@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Tests the offline kind cluster pipeline and the cluster suite: builds what
 # is missing (cached by version under the user cache dir), creates the
-# default cluster, checks a target pod and an ephemeral container pulled at
-# debug time, runs the cluster suite on it in parallel (every spec must pass:
-# the embedded kind cluster is expected to conform), interrupts a run with
-# Ctrl-C and checks it left nothing, deletes the cluster, and
-# fails if any kind container or network is left. The cluster suite runs as
+# default cluster (node runtime containerd-2, or $NODE_RUNTIME), checks a
+# target pod and an ephemeral container pulled at debug time, runs the
+# cluster suite on it in parallel (every spec must pass: the embedded kind
+# cluster is expected to conform), interrupts a run with Ctrl-C and checks
+# it left nothing, deletes the cluster, and fails if any kind container or
+# network is left. The cluster suite runs as
 # a compiled binary from a directory outside the source tree, with a PATH
 # that has no Go toolchain, as on a machine that only has the binary.
 set -uo pipefail
@@ -21,12 +22,13 @@ $go test -c -o "$bin/cluster.test" ./suites/cluster || exit 1
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
 
 start=$(date +%s)
-"$kindctl" smoke -report-dir="$report" ${KUBERNETES_VERSION:+-kubernetes-version=$KUBERNETES_VERSION}
+node_flags="${KUBERNETES_VERSION:+-kubernetes-version=$KUBERNETES_VERSION} ${NODE_RUNTIME:+-node-runtime=$NODE_RUNTIME}"
+"$kindctl" smoke -report-dir="$report" $node_flags
 code=$?
 echo "cluster self-test: smoke exit code $code after $(( $(date +%s) - start ))s"
 if [ "$code" -eq 0 ]; then
   start=$(date +%s)
-  (cd "$bin" && env PATH=/usr/sbin:/usr/bin:/sbin:/bin ./ginkgo -p --procs=4 --randomize-all --no-color ./cluster.test -- -report-dir="$report/suite") > "$report/suite.log" 2>&1
+  (cd "$bin" && env PATH=/usr/sbin:/usr/bin:/sbin:/bin ./ginkgo -p --procs=4 --randomize-all --no-color ./cluster.test -- -report-dir="$report/suite" $node_flags) > "$report/suite.log" 2>&1
   code=$?
   grep -E '^(Ran|FAIL!|SUCCESS!)|\[FAIL\]' "$report/suite.log"
   sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$report/suite.log"
@@ -34,7 +36,7 @@ if [ "$code" -eq 0 ]; then
   # Ctrl-C in the middle of a run on the same (reused) cluster, then the
   # run's objects must be gone and the cluster still there.
   start=$(date +%s)
-  kubeconfig=$("$kindctl" up 2>/dev/null | tail -n 1)
+  kubeconfig=$("$kindctl" up $node_flags 2>/dev/null | tail -n 1)
   ECTEST_SELFTEST_KUBECONFIG="$kubeconfig" $go test -count=1 -v -run 'TestClusterInterrupt' ./suites/selftest > "$report/interrupt.log" 2>&1
   icode=$?
   grep -E '^(--- |ok|FAIL)' "$report/interrupt.log"

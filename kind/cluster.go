@@ -12,6 +12,11 @@ import (
 
 	"github.com/ectest/ectest/kind/host"
 	"github.com/ectest/ectest/kind/nodeimage"
+	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 )
@@ -30,6 +35,9 @@ type Options struct {
 	NodeImage string
 	// KubernetesVersion of the offline-built node image.
 	KubernetesVersion string
+	// NodeRuntime names the offline-built node image's container runtime
+	// (nodeimage.NodeRuntimes; nodeimage.DefaultNodeRuntime if empty).
+	NodeRuntime string
 	// Keep leaves a created cluster running after Down.
 	Keep bool
 	// StateDir holds the kubeconfig, audit policy and audit log
@@ -45,10 +53,13 @@ type Cluster struct {
 	// AuditLog is the API server's audit log on this host ("" for clusters
 	// given by kubeconfig).
 	AuditLog string
-	created  bool
-	keep     bool
-	provider *kindcluster.Provider
-	log      func(format string, args ...any)
+	// NodeRuntime is the node runtime of a node image built here ("" for
+	// clusters given by kubeconfig or made from a given node image).
+	NodeRuntime string
+	created     bool
+	keep        bool
+	provider    *kindcluster.Provider
+	log         func(format string, args ...any)
 }
 
 // Up returns the cluster to use: the one given by kubeconfig, the kind
@@ -74,6 +85,10 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	rt, err := nodeimage.LookupNodeRuntime(o.NodeRuntime)
+	if err != nil {
+		return nil, err
+	}
 	if err := host.Prepare(ctx, host.Options{Log: logf}); err != nil {
 		return nil, fmt.Errorf("host preparation: %w", err)
 	}
@@ -96,16 +111,23 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	for _, n := range existing {
 		if n == o.Name {
-			logf("reusing kind cluster %q", o.Name)
+			if c.NodeRuntime, err = c.nodeFile(nodeimage.NodeRuntimeFile); err != nil {
+				return nil, err
+			}
+			if o.NodeImage == "" && c.NodeRuntime != "" && c.NodeRuntime != rt.Name {
+				return nil, fmt.Errorf("kind cluster %q runs the node runtime %s, not %s: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.NodeRuntime, rt.Name, o.Name)
+			}
+			logf("reusing kind cluster %q (node runtime %s)", o.Name, orUnknown(c.NodeRuntime))
 			return c, c.provider.ExportKubeConfig(o.Name, c.Kubeconfig, false)
 		}
 	}
 	image := o.NodeImage
 	if image == "" {
 		b := &nodeimage.Builder{Log: logf}
-		if image, err = b.NodeImage(ctx, v); err != nil {
+		if image, err = b.NodeImage(ctx, v, rt); err != nil {
 			return nil, err
 		}
+		c.NodeRuntime = rt.Name
 	}
 	policyDir := filepath.Join(o.StateDir, "audit-policy")
 	for _, d := range []string{policyDir, filepath.Dir(c.AuditLog)} {
@@ -134,8 +156,84 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, fmt.Errorf("create kind cluster %q: %w", o.Name, err)
 	}
 	c.created = true
-	logf("kind cluster %q ready in %s; kubeconfig: %s", o.Name, time.Since(start).Round(time.Second), c.Kubeconfig)
+	if o.NodeImage == "" {
+		if err := createRuntimeClasses(ctx, c.Kubeconfig, rt); err != nil {
+			return nil, errors.Join(err, Delete(o.Name, logf))
+		}
+	}
+	logf("kind cluster %q ready in %s (node runtime %s); kubeconfig: %s", o.Name, time.Since(start).Round(time.Second), orUnknown(c.NodeRuntime), c.Kubeconfig)
 	return c, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown: not a node image built here"
+	}
+	return s
+}
+
+// createRuntimeClasses makes the RuntimeClass objects of the node
+// runtime's extra handlers (gvisor for runsc).
+func createRuntimeClasses(ctx context.Context, kubeconfig string, rt nodeimage.NodeRuntime) error {
+	if len(rt.RuntimeClasses) == 0 {
+		return nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, name := range rt.RuntimeClassNames() {
+		rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"ectest.io/node-runtime": rt.Name}}, Handler: rt.RuntimeClasses[name]}
+		if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create RuntimeClass %s (handler %s): %w", name, rc.Handler, err)
+		}
+	}
+	return nil
+}
+
+// nodeFile reads a file of the cluster's first node ("" if it has none).
+func (c *Cluster) nodeFile(path string) (string, error) {
+	nodes, err := c.provider.ListNodes(c.Name)
+	if err != nil {
+		return "", err
+	}
+	if len(nodes) == 0 {
+		return "", fmt.Errorf("kind cluster %q has no nodes", c.Name)
+	}
+	var out strings.Builder
+	cmd := nodes[0].Command("sh", "-c", "cat /"+path+" 2>/dev/null || true")
+	cmd.SetStdout(&out)
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("node %s: read /%s: %w", nodes[0], path, err)
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// OCIRuntimeVersion is "runc 1.5.2" for the OCI runtime behind a runtime
+// handler ("" for the default) on the cluster's first node, as that binary
+// reports itself; "" when this run cannot tell (a cluster given by
+// kubeconfig, a stock node image).
+func (c *Cluster) OCIRuntimeVersion(handler string) string {
+	rt, err := nodeimage.LookupNodeRuntime(c.NodeRuntime)
+	if c.provider == nil || c.NodeRuntime == "" || err != nil || rt.OCIRuntimes[handler] == "" {
+		return ""
+	}
+	nodes, err := c.provider.ListNodes(c.Name)
+	if err != nil || len(nodes) == 0 {
+		return ""
+	}
+	var out strings.Builder
+	cmd := nodes[0].Command(rt.OCIRuntimes[handler], "--version")
+	cmd.SetStdout(&out)
+	if cmd.Run() != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(out.String(), "\n")
+	return strings.TrimSpace(strings.Replace(first, " version ", " ", 1))
 }
 
 // Down deletes a cluster this run created, unless asked to keep it.

@@ -27,6 +27,11 @@ type RuntimeInfo struct {
 	Handler    string `json:"handler,omitempty"`
 	Kernel     string `json:"kernel,omitempty"`
 	Cgroups    string `json:"cgroups,omitempty"`
+	// The cluster layer's: the kind node image's runtime, when the suite
+	// built it (kind/nodeimage.NodeRuntimes), and the RuntimeClass the
+	// specs' pods ran with (its handler is Handler).
+	NodeRuntime  string `json:"nodeRuntime,omitempty"`
+	RuntimeClass string `json:"runtimeClass,omitempty"`
 }
 
 // Stack renders the parts of the stack that are known, for a report header.
@@ -36,7 +41,7 @@ func (rt RuntimeInfo) Stack() string {
 	if rt.WindowsBuild != 0 {
 		build = fmt.Sprint(rt.WindowsBuild)
 	}
-	for _, p := range [][2]string{{"embedded runtime", rt.Flavor}, {"OCI runtime", rt.OCIRuntime}, {"handler", rt.Handler}, {"Windows OS build", build}, {"kernel", rt.Kernel}, {"cgroups", rt.Cgroups}} {
+	for _, p := range [][2]string{{"embedded runtime", rt.Flavor}, {"kind node runtime", rt.NodeRuntime}, {"OCI runtime", rt.OCIRuntime}, {"RuntimeClass", rt.RuntimeClass}, {"handler", rt.Handler}, {"Windows OS build", build}, {"kernel", rt.Kernel}, {"cgroups", rt.Cgroups}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+" "+p[1])
 		}

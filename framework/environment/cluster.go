@@ -36,9 +36,15 @@ type ClusterEnvironment struct {
 	AuditLog      string                 `json:"auditLog"`
 	ServerVersion string                 `json:"serverVersion"`
 	Runtime       capability.RuntimeInfo `json:"runtime"`
-	Profile       *runtimes.Profile      `json:"profile"`
-	ReportDir     string                 `json:"reportDir"`
-	Managed       bool                   `json:"managed"`
+	// RuntimeClass is what every pod the specs create runs with ("" for
+	// the cluster's default handler).
+	RuntimeClass string            `json:"runtimeClass,omitempty"`
+	Profile      *runtimes.Profile `json:"profile"`
+	ReportDir    string            `json:"reportDir"`
+	Managed      bool              `json:"managed"`
+	// Node is the name of the cluster's first node (on a kind cluster, its
+	// node container's name too).
+	Node string `json:"node"`
 	// Kubectl is a kubectl within one minor version of the server ("" if none).
 	Kubectl string `json:"kubectl"`
 }
@@ -77,8 +83,8 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		}
 	}()
 	h.cluster, err = kind.Up(ctx, kind.Options{
-		Kubeconfig: cfg.Kubeconfig, NodeImage: cfg.KindNodeImage, KubernetesVersion: cfg.KubernetesVersion,
-		Keep: cfg.KeepCluster, Log: logf,
+		Kubeconfig: cfg.Kubeconfig, Name: cfg.ClusterName, NodeImage: cfg.KindNodeImage, KubernetesVersion: cfg.KubernetesVersion,
+		NodeRuntime: cfg.NodeRuntime, Keep: cfg.KeepCluster, Log: logf,
 	})
 	if err != nil {
 		return h, err
@@ -120,8 +126,29 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, fmt.Errorf("list nodes: %v (%d nodes)", err, len(nodes.Items))
 	}
 	h.Env.Runtime = nodeRuntime(nodes.Items[0])
+	h.Env.Node = nodes.Items[0].Name
+	// The rest of the stack: the RuntimeClass's handler, and for a node
+	// image built here its runtime and the OCI runtime behind the handler,
+	// as the binary in the node reports itself.
+	handler := ""
+	if cfg.RuntimeClass != "" {
+		if handler, err = kube.RuntimeClassHandler(ctx, client, cfg.RuntimeClass); err != nil {
+			return h, err
+		}
+		h.Env.RuntimeClass, h.Env.Runtime.RuntimeClass = cfg.RuntimeClass, cfg.RuntimeClass
+	}
+	h.Env.Runtime.Handler = handler
+	if handler == "" {
+		h.Env.Runtime.Handler = "default"
+	}
+	h.Env.Runtime.NodeRuntime = h.cluster.NodeRuntime
+	h.Env.Runtime.OCIRuntime = h.cluster.OCIRuntimeVersion(handler)
+	if h.Env.Managed {
+		h.Env.Runtime.Cgroups = hostCgroups() // kind nodes share the host's
+	}
+	logf("cluster %s: %s", h.Env.ServerVersion, h.Env.Runtime.Stack())
 	h.Env.Kubectl = findKubectl(ctx, cfg, v.GitVersion)
-	if h.Env.Profile, _, err = runtimes.Resolve(cfg.Profile, cfg.LoadedProfile, h.Env.Runtime.Name, h.Env.Runtime.OS, 0, ""); err != nil {
+	if h.Env.Profile, _, err = runtimes.Resolve(cfg.Profile, cfg.LoadedProfile, h.Env.Runtime.Name, h.Env.Runtime.OS, 0, handler); err != nil {
 		return h, err
 	}
 	return h, nil
@@ -211,7 +238,7 @@ func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 		return nil, err
 	}
 	return &kube.Session{
-		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts,
+		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts, RuntimeClass: e.RuntimeClass,
 		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster, Environment: clusterCheck(client, e.Registry)},
 	}, nil
 }

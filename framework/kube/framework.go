@@ -43,6 +43,9 @@ type Session struct {
 	RunID    string
 	Checker  *capability.Checker
 	Timeouts framework.Timeouts
+	// RuntimeClass is given to every pod CreatePod makes that names none
+	// (-runtime-class; "" for the cluster's default handler).
+	RuntimeClass string
 }
 
 // Framework is one spec's view of the cluster: its own namespace, deleted
@@ -143,7 +146,18 @@ func (f *Framework) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod
 	if pod.Spec.TerminationGracePeriodSeconds == nil {
 		pod.Spec.TerminationGracePeriodSeconds = &zero
 	}
+	f.UseRuntimeClass(&pod.Spec)
 	return f.Client.CoreV1().Pods(f.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+}
+
+// UseRuntimeClass gives a pod spec the run's RuntimeClass (-runtime-class)
+// unless it names one: for pods a spec makes other than through CreatePod
+// (a Deployment's template, a static pod's manifest).
+func (f *Framework) UseRuntimeClass(spec *corev1.PodSpec) {
+	if f.RuntimeClass != "" && spec.RuntimeClassName == nil {
+		rc := f.RuntimeClass
+		spec.RuntimeClassName = &rc
+	}
 }
 
 // RunPod creates a pod and waits until it runs.

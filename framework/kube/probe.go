@@ -1,9 +1,13 @@
 package kube
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -39,4 +43,42 @@ func Probe(kubeconfig string, timeout time.Duration) (string, error) {
 		return "", fmt.Errorf("the cluster at %s (-kubeconfig %s) does not answer: %w", c.Host, kubeconfig, err)
 	}
 	return v.GitVersion, nil
+}
+
+// RuntimeClassHandler is the runtime handler of a RuntimeClass of the
+// cluster; an unknown RuntimeClass is an error naming those there are.
+func RuntimeClassHandler(ctx context.Context, client kubernetes.Interface, name string) (string, error) {
+	rc, err := client.NodeV1().RuntimeClasses().Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		return rc.Handler, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("-runtime-class %s: %w", name, err)
+	}
+	names := []string{}
+	if list, lerr := client.NodeV1().RuntimeClasses().List(ctx, metav1.ListOptions{}); lerr == nil {
+		for _, r := range list.Items {
+			names = append(names, r.Name+" (handler "+r.Handler+")")
+		}
+	}
+	if len(names) == 0 {
+		names = append(names, "none")
+	}
+	return "", fmt.Errorf("-runtime-class %s: the cluster has no such RuntimeClass; it has: %s", name, strings.Join(names, ", "))
+}
+
+// ProbeRuntimeClass checks, before any spec runs, that the cluster at
+// kubeconfig has the RuntimeClass ("" needs none).
+func ProbeRuntimeClass(kubeconfig, name string, timeout time.Duration) error {
+	if name == "" {
+		return nil
+	}
+	_, client, err := Connect(kubeconfig, func(c *rest.Config) { c.Timeout = timeout })
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	_, err = RuntimeClassHandler(ctx, client, name)
+	return err
 }

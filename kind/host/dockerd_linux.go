@@ -37,6 +37,10 @@ func startDockerd(ctx context.Context, logf func(string, ...any), restart bool) 
 			return err
 		}
 		defer logFile.Close()
+		// dockerd outlives this process: it must not inherit the files this
+		// process inherited (a `flock LOCK cmd` lock's descriptor, say, which
+		// dockerd would then hold, and the lock with it, until it stops).
+		keepInheritedFilesFromChildren()
 		cmd := exec.Command("dockerd")
 		cmd.Stdout, cmd.Stderr = logFile, logFile
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -66,4 +70,21 @@ func startDockerd(ctx context.Context, logf func(string, ...any), restart bool) 
 func isDockerd(pid int) bool {
 	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	return err == nil && string(comm) == "dockerd\n"
+}
+
+// keepInheritedFilesFromChildren marks every descriptor above stderr
+// close-on-exec. Go opens its own files that way, but descriptors this
+// process inherited (flock(1) passes its lock's) stay open across exec and
+// would reach every child, a daemon too.
+func keepInheritedFilesFromChildren() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ectest/ectest/internal/gobuild"
 	"github.com/ectest/ectest/internal/hostdeps"
 )
 
@@ -23,36 +24,41 @@ const KindVersion = "v0.33.0"
 // NodeImageRepository is where built node images are tagged in Docker.
 const NodeImageRepository = "ectest/kind-node"
 
-// NodeImage builds (or finds) the node image for Kubernetes version v and
-// returns its Docker reference. It first works out which stages its cache
-// already holds, and checks what the others need (the Go toolchain,
-// debootstrap, installed when missing) before starting any of them, so a
-// long build never ends on a missing tool. Each stage says when it starts
-// and ends, how long it took, and whether the cache served it.
-func (b *Builder) NodeImage(ctx context.Context, v Version) (string, error) {
+// NodeImage builds (or finds) the node image for Kubernetes version v with
+// the node runtime rt, and returns its Docker reference (its tag names both).
+// It first works out which stages its cache already holds, and checks what
+// the others need (the Go toolchain, debootstrap and the cgo build tools,
+// installed when missing) before starting any of them, so a long build
+// never ends on a missing tool. Each stage says when it starts and ends,
+// how long it took, and whether the cache served it.
+func (b *Builder) NodeImage(ctx context.Context, v Version, rt NodeRuntime) (string, error) {
 	binDir, err := b.binariesDir(ctx, v)
 	if err != nil {
 		return "", err
 	}
-	rootfs, err := b.rootFSPath()
+	rootfs, err := b.rootFSPath(rt)
 	if err != nil {
 		return "", err
 	}
-	key := cacheKey("node", v.String(), filepath.Base(binDir), filepath.Base(rootfs), KindVersion, runtime.GOARCH, nodeRecipe)
+	key := cacheKey("node", v.String()+"-"+rt.Name, filepath.Base(binDir), filepath.Base(rootfs), rt.key(), KindVersion, runtime.GOARCH, nodeRecipe)
 	ref := NodeImageRepository + ":" + strings.TrimPrefix(key, "node-")
 	if exec.CommandContext(ctx, "docker", "image", "inspect", ref).Run() == nil {
 		b.logf("node image %s: cached in docker", ref)
 		return ref, nil
 	}
-	if err := b.preflight(ctx, rootfs); err != nil {
+	if err := b.preflight(ctx, rootfs, rt); err != nil {
 		return "", fmt.Errorf("node image %s for Kubernetes %s is not built yet, and building it %w", ref, v, err)
 	}
 	start := time.Now()
-	b.logf("node image %s: building (stages: Kubernetes binaries, Debian root filesystem, etcd and CoreDNS, images and assembly)", ref)
+	b.logf("node image %s: building (stages: Kubernetes binaries, Debian root filesystem, node runtime %s, etcd and CoreDNS, images and assembly)", ref, rt.Name)
 	if binDir, err = b.KubernetesBinaries(ctx, v); err != nil {
 		return "", err
 	}
-	if rootfs, err = b.RootFS(ctx); err != nil {
+	if rootfs, err = b.RootFS(ctx, rt); err != nil {
+		return "", err
+	}
+	built, err := b.RuntimePrograms(ctx, rt)
+	if err != nil {
 		return "", err
 	}
 	kindDir, err := b.moduleDir(ctx, "sigs.k8s.io/kind@"+KindVersion)
@@ -82,7 +88,7 @@ func (b *Builder) NodeImage(ctx context.Context, v Version) (string, error) {
 		return "", err
 	}
 	done := b.stage("node assembly and docker import", "about 1 min")
-	if err := assemble(root, filepath.Join(kindDir, "images/base/files"), binDir, v, list); err != nil {
+	if err := assemble(root, filepath.Join(kindDir, "images/base/files"), binDir, v, list, rt, built); err != nil {
 		return "", done(err)
 	}
 	imp := exec.CommandContext(ctx, "sh", "-c", `tar --numeric-owner --xattrs -C "$1" -c . | docker import \
@@ -96,13 +102,65 @@ func (b *Builder) NodeImage(ctx context.Context, v Version) (string, error) {
 	return ref, nil
 }
 
+// RuntimePrograms builds (or finds cached) the node runtime's programs from
+// the Go module proxy, the same builds the embedded runtimes use, and
+// returns their paths by binary name.
+func (b *Builder) RuntimePrograms(ctx context.Context, rt NodeRuntime) (_ map[string]string, err error) {
+	root, err := b.cacheRoot()
+	if err != nil {
+		return nil, err
+	}
+	built := map[string]string{}
+	var todo []gobuild.Program
+	for _, p := range rt.Programs {
+		if p.Cached(root) {
+			built[p.Binary] = p.Path(root)
+		} else {
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) == 0 {
+		if len(rt.Programs) > 0 {
+			b.logf("node runtime %s: cached in %s/bin", rt.Name, root)
+		}
+		return built, nil
+	}
+	var names []string
+	for _, p := range todo {
+		names = append(names, p.Binary+" "+p.Version)
+	}
+	done := b.stage(fmt.Sprintf("node runtime %s (%s, built from the Go module proxy)", rt.Name, strings.Join(names, ", ")), "about 1 to 2 min each")
+	defer func() { err = done(err) }()
+	for _, p := range todo {
+		path, err := gobuild.Build(ctx, b.goCmd(), root, p)
+		if err != nil {
+			return nil, fmt.Errorf("node runtime %s: %w", rt.Name, err)
+		}
+		b.logf("node runtime %s: %s %s built", rt.Name, p.Binary, p.Version)
+		built[p.Binary] = path
+	}
+	return built, nil
+}
+
 // preflight checks, before any stage starts, that every stage the cache
-// cannot serve can run here: the Go toolchain builds Kubernetes, etcd and
-// CoreDNS and fetches kind's base files; debootstrap (installed when
-// missing) makes the root filesystem.
-func (b *Builder) preflight(ctx context.Context, rootfs string) error {
+// cannot serve can run here: the Go toolchain builds Kubernetes, etcd,
+// CoreDNS and the node runtime and fetches kind's base files; the cgo
+// build tools and libseccomp-dev (installed when missing) build runc;
+// debootstrap (installed when missing) makes the root filesystem.
+func (b *Builder) preflight(ctx context.Context, rootfs string, rt NodeRuntime) error {
 	if _, err := exec.LookPath(b.goCmd()); err != nil {
 		return fmt.Errorf("needs the Go toolchain (%s is not on PATH): build it once where Go is (make node-image), or give a node image (-kind-node-image)", b.goCmd())
+	}
+	if root, err := b.cacheRoot(); err == nil {
+		for _, p := range rt.Programs {
+			if p.CGO && !p.Cached(root) {
+				// runc links libseccomp through cgo.
+				if err := hostdeps.Ensure(ctx, b.Log, hostdeps.CgoSeccomp); err != nil {
+					return err
+				}
+				break
+			}
+		}
 	}
 	if _, err := os.Stat(rootfs); err != nil {
 		if err := hostdeps.Ensure(ctx, b.Log, hostdeps.NodeImage); err != nil {
@@ -134,7 +192,7 @@ func (b *Builder) stage(what, cold string) func(error) error {
 }
 
 // nodeRecipe changes whenever assemble changes.
-const nodeRecipe = "3"
+const nodeRecipe = "4"
 
 func (b *Builder) moduleDir(ctx context.Context, modVersion string) (string, error) {
 	out, err := b.output(ctx, "", b.goCmd(), "mod", "download", "-json", modVersion)
@@ -152,8 +210,9 @@ func (b *Builder) moduleDir(ctx context.Context, modVersion string) (string, err
 }
 
 // assemble turns a Debian root filesystem into a kind node: kind's base
-// image files, Kubernetes binaries, images, and the fixes these hosts need.
-func assemble(root, kindFiles, binDir string, v Version, list ImageList) error {
+// image files, the node runtime, Kubernetes binaries, images, and the fixes
+// these hosts need.
+func assemble(root, kindFiles, binDir string, v Version, list ImageList, rt NodeRuntime, built map[string]string) error {
 	write := func(p string, mode os.FileMode, content string) error {
 		full := filepath.Join(root, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -189,16 +248,25 @@ func assemble(root, kindFiles, binDir string, v Version, list ImageList) error {
 			mode = 0o755
 		}
 		if rel == "etc/containerd/config.toml" {
-			data = []byte(NodeContainerdConfig(string(data), list["pause"]))
+			data = []byte(NodeContainerdConfig(string(data), list["pause"], rt))
 		}
 		return write(rel, mode, string(data))
 	})
 	if err != nil {
 		return fmt.Errorf("kind base files: %w", err)
 	}
-	// Debian's containerd lives in /usr/bin; kind's unit runs /usr/local/bin.
-	for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "ctr"} {
-		if err := link("/usr/bin/"+bin, "usr/local/bin/"+bin); err != nil {
+	if len(rt.Programs) == 0 {
+		// Debian's containerd lives in /usr/bin; kind's unit runs /usr/local/bin.
+		for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "ctr"} {
+			if err := link("/usr/bin/"+bin, "usr/local/bin/"+bin); err != nil {
+				return err
+			}
+		}
+	} else if err := installPrograms(root, rt, built); err != nil {
+		return fmt.Errorf("node runtime %s: %w", rt.Name, err)
+	}
+	if rt.RuntimeClasses[GVisorRuntimeClass] != "" {
+		if err := write("etc/containerd/runsc.toml", 0o644, runscConfig); err != nil {
 			return err
 		}
 	}
@@ -215,7 +283,8 @@ func assemble(root, kindFiles, binDir string, v Version, list ImageList) error {
 		}
 	}
 	files := map[string]string{
-		"kind/version": v.String() + "\n",
+		"kind/version":  v.String() + "\n",
+		NodeRuntimeFile: rt.Name + "\n",
 		// A harmless stand-in for kind's storage provisioner manifest: its
 		// image cannot be pulled here and the suites need no volumes.
 		"kind/manifests/default-storage.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ectest-no-default-storage\n  namespace: kube-system\n",
@@ -280,18 +349,43 @@ var (
 	oomRE     = regexp.MustCompile(`(?m)^(\s*)restrict_oom_score_adj = .*$`)
 )
 
-// NodeContainerdConfig adapts kind's containerd config to Debian's
-// containerd 1.6 on these hosts: no fuse-overlayfs proxy plugin, no base
-// runtime spec (kind generates it at image build), the locally built pause
-// image, restrict_oom_score_adj (no CAP_SYS_RESOURCE here) and a registry
-// hosts directory (for the suite's registry).
-func NodeContainerdConfig(kindConfig, pauseImage string) string {
+// NodeContainerdConfig adapts kind's containerd config (format version 2,
+// which containerd 1.6 and 1.7 read and containerd 2.x migrates when it
+// loads it, as in kind's own node images) to these hosts: no
+// fuse-overlayfs proxy plugin, no base runtime spec (kind generates it at
+// image build), the locally built pause image, restrict_oom_score_adj (no
+// CAP_SYS_RESOURCE here), a registry hosts directory (for the suite's
+// registry), and the node runtime's extra handlers (gVisor's runsc).
+func NodeContainerdConfig(kindConfig, pauseImage string, rt NodeRuntime) string {
 	c := fuseRE.ReplaceAllString(kindConfig, "")
 	c = baseSpec.ReplaceAllString(c, "")
 	c = sandboxRE.ReplaceAllString(c, `${1}sandbox_image = "`+pauseImage+`"`)
 	c = oomRE.ReplaceAllString(c, "${1}restrict_oom_score_adj = true")
-	return c + "\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n"
+	c += "\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n"
+	if h := rt.RuntimeClasses[GVisorRuntimeClass]; h != "" {
+		c += fmt.Sprintf(runscHandler, h)
+	}
+	return c
 }
+
+// runscHandler is gVisor's runtime handler: containerd runs its sandboxes
+// through gVisor's shim, which reads runsc.toml.
+const runscHandler = `
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%[1]s]
+  runtime_type = "io.containerd.runsc.v1"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%[1]s.options]
+    TypeUrl = "io.containerd.runsc.v1.options"
+    ConfigPath = "/etc/containerd/runsc.toml"
+`
+
+// runscConfig is the shim's configuration: runsc where the node image puts it.
+const runscConfig = `binary_name = "/usr/local/bin/runsc"
+root = "/run/containerd/runsc"
+`
+
+// NodeRuntimeFile names the node runtime inside a node built here, so a
+// reused cluster can be checked against the runtime asked for.
+const NodeRuntimeFile = "kind/ectest-node-runtime"
 
 // nodeCNI is the single node's pod network, replacing kindnetd (whose image
 // cannot be pulled offline): a bridge in the first /24 of kind.PodSubnet.

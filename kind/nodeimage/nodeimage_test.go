@@ -1,6 +1,8 @@
 package nodeimage
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -101,7 +103,7 @@ func TestMirrorFromSources(t *testing.T) {
 
 func TestNodeContainerdConfig(t *testing.T) {
 	kindCfg := "version = 2\n\n[proxy_plugins]\n# fuse\n[proxy_plugins.\"fuse-overlayfs\"]\n  type = \"snapshot\"\n  address = \"/run/containerd-fuse-overlayfs.sock\"\n\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n  base_runtime_spec = \"/etc/containerd/cri-base.json\"\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.10\"\n  restrict_oom_score_adj = false\n"
-	c := NodeContainerdConfig(kindCfg, "registry.k8s.io/pause:3.10.1")
+	c := NodeContainerdConfig(kindCfg, "registry.k8s.io/pause:3.10.1", NodeRuntimes[0])
 	for _, bad := range []string{"fuse-overlayfs", "base_runtime_spec", "restrict_oom_score_adj = false", "pause:3.10\""} {
 		if strings.Contains(c, bad) {
 			t.Errorf("config still has %q:\n%s", bad, c)
@@ -111,5 +113,86 @@ func TestNodeContainerdConfig(t *testing.T) {
 		if !strings.Contains(c, want) {
 			t.Errorf("config lacks %q:\n%s", want, c)
 		}
+	}
+	if strings.Contains(c, "runsc") {
+		t.Errorf("containerd-2 has no gVisor handler:\n%s", c)
+	}
+	gv, err := LookupNodeRuntime("containerd-2-gvisor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = NodeContainerdConfig(kindCfg, "registry.k8s.io/pause:3.10.1", gv)
+	if !strings.Contains(c, `[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]`) || !strings.Contains(c, `runtime_type = "io.containerd.runsc.v1"`) {
+		t.Errorf("gVisor's handler runsc is missing:\n%s", c)
+	}
+}
+
+func TestNodeRuntimes(t *testing.T) {
+	def, err := LookupNodeRuntime("")
+	if err != nil || def.Name != DefaultNodeRuntime || DefaultNodeRuntime != "containerd-2" {
+		t.Fatalf("default node runtime: %+v, %v", def, err)
+	}
+	if _, err := LookupNodeRuntime("containerd-9"); err == nil || !strings.Contains(err.Error(), "containerd-1.6") {
+		t.Errorf("an unknown node runtime must be refused, naming the known ones: %v", err)
+	}
+	keys, tags := map[string]bool{}, map[string]bool{}
+	for _, rt := range NodeRuntimes {
+		keys[RootFSKey("bookworm", "http://m", rt.packages())+rt.key()] = true
+		tags[rt.key()] = true
+		if rt.OCIRuntimes[""] != "runc" {
+			t.Errorf("%s: the default handler is runc", rt.Name)
+		}
+		for class, h := range rt.RuntimeClasses {
+			if rt.OCIRuntimes[h] == "" || rt.Handler(class) != h {
+				t.Errorf("%s: RuntimeClass %s's handler %s has no OCI runtime", rt.Name, class, h)
+			}
+		}
+		debian := strings.Contains(strings.Join(rt.packages(), ","), "containerd")
+		if debian == (len(rt.Programs) > 0) {
+			t.Errorf("%s: either Debian's containerd or built programs, not both or neither", rt.Name)
+		}
+	}
+	if len(tags) != len(NodeRuntimes) {
+		t.Error("each node runtime must have its own key")
+	}
+	gv, _ := LookupNodeRuntime("containerd-2-gvisor")
+	if gv.Handler(GVisorRuntimeClass) != "runsc" || strings.Join(gv.RuntimeClassNames(), ",") != "gvisor" {
+		t.Errorf("gvisor: %+v", gv.RuntimeClasses)
+	}
+	if nodePath("runc") != "usr/local/sbin/runc" || nodePath("containerd") != "usr/local/bin/containerd" {
+		t.Error("kind's places: runc in /usr/local/sbin, the rest in /usr/local/bin")
+	}
+}
+
+func TestMissingLibraries(t *testing.T) {
+	// This test binary links nothing dynamically when built without cgo;
+	// a dynamically linked system binary needs its libraries in the root.
+	bin := ""
+	for _, b := range []string{"/bin/ls", "/usr/bin/ls"} {
+		if _, err := os.Stat(b); err == nil {
+			bin = b
+			break
+		}
+	}
+	if bin == "" {
+		t.Skip("no /bin/ls to check")
+	}
+	if missing, err := missingLibraries("/", strings.TrimPrefix(bin, "/")); err != nil || len(missing) != 0 {
+		t.Errorf("the host's own root has what its ls needs: %v %v", missing, err)
+	}
+	root := t.TempDir()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "ls"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing, err := missingLibraries(root, "ls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(missing, " "), "libc.so") {
+		t.Errorf("an empty root lacks libc: %v", missing)
 	}
 }

@@ -16,12 +16,13 @@ import (
 // machine's apt mirror serves.
 const DebianSuite = "bookworm"
 
-// NodePackages are what a kind node needs from Debian (kind's base image
-// list, with Debian's containerd, runc and CNI plugins instead of builds).
+// NodePackages are what every kind node needs from Debian (kind's base
+// image list, with Debian's CNI plugins instead of builds; libseccomp2 for
+// runc, built with cgo). A node runtime adds its own (NodeRuntime.Packages).
 var NodePackages = []string{
 	"systemd", "dbus", "conntrack", "iptables", "nftables", "iproute2", "ethtool", "util-linux",
 	"mount", "kmod", "libseccomp2", "bash", "ca-certificates", "procps", "socat",
-	"containerd", "runc", "containernetworking-plugins",
+	"containernetworking-plugins",
 }
 
 // AptMirror finds the Debian mirror this machine's apt uses for a suite,
@@ -96,8 +97,8 @@ func RootFSKey(suite, mirror string, packages []string) string {
 	return cacheKey("rootfs", suite, mirror, strings.Join(packages, ","), recipeVersion)
 }
 
-// rootFSPath is where the root filesystem's tarball is cached.
-func (b *Builder) rootFSPath() (string, error) {
+// rootFSPath is where the root filesystem's tarball for rt is cached.
+func (b *Builder) rootFSPath(rt NodeRuntime) (string, error) {
 	root, err := b.cacheRoot()
 	if err != nil {
 		return "", err
@@ -106,13 +107,14 @@ func (b *Builder) rootFSPath() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, "rootfs", RootFSKey(DebianSuite, mirror, NodePackages)+".tar"), nil
+	return filepath.Join(root, "rootfs", RootFSKey(DebianSuite, mirror, rt.packages())+".tar"), nil
 }
 
 // RootFS debootstraps (or finds cached) the node's Debian root filesystem
-// and returns the path of its tarball. debootstrap is installed when missing.
-func (b *Builder) RootFS(ctx context.Context) (_ string, err error) {
-	tarball, err := b.rootFSPath()
+// for rt and returns the path of its tarball. debootstrap is installed
+// when missing.
+func (b *Builder) RootFS(ctx context.Context, rt NodeRuntime) (_ string, err error) {
+	tarball, err := b.rootFSPath(rt)
 	if err != nil {
 		return "", err
 	}
@@ -135,7 +137,7 @@ func (b *Builder) RootFS(ctx context.Context) (_ string, err error) {
 	}
 	defer os.RemoveAll(work)
 	dir := filepath.Join(work, "rootfs")
-	cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", "--include="+strings.Join(NodePackages, ","), DebianSuite, dir, mirror)
+	cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", "--include="+strings.Join(rt.packages(), ","), DebianSuite, dir, mirror)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("debootstrap: %v\n%s", err, tail(string(out), 20))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ectest/ectest/internal/gobuild"
 	"github.com/ectest/ectest/internal/hostdeps"
+	"github.com/ectest/ectest/runtimes/builds"
 )
 
 // Flavor is one runtime the suite can embed: where its binaries come from
@@ -49,65 +50,36 @@ func (f Flavor) OCIRuntime(binDir string) string {
 	return filepath.Join(binDir, "runc")
 }
 
-// Program versions of the flavors built from the Go module proxy.
-const (
-	Containerd2Version  = "v2.4.2"
-	Containerd17Version = "v1.7.36"
-	// GVisorVersion is gVisor's newest pseudo-version on the proxy (it has
-	// no tags there).
-	GVisorVersion = "v0.0.0-20260905035102-160fafc42237"
-	RuncVersion   = "v1.5.2"
-	recipe        = "1"
-)
-
-func containerd2(cmd string) gobuild.Program {
-	return gobuild.Program{Module: "github.com/containerd/containerd/v2", Package: "github.com/containerd/containerd/v2/cmd/" + cmd, Version: Containerd2Version, Binary: cmd, Recipe: recipe}
-}
-
-func containerd17(cmd string) gobuild.Program {
-	return gobuild.Program{Module: "github.com/containerd/containerd", Package: "github.com/containerd/containerd/cmd/" + cmd, Version: Containerd17Version, Binary: cmd, Recipe: recipe}
-}
-
-// gVisor's runsc and its containerd shim, built without cgo (with cgo every
-// container fails: "fork/exec /proc/self/exe: no such file or directory").
+// The programs of the flavors built from the Go module proxy are
+// runtimes/builds' (the kind node image uses the same builds).
 var (
-	runsc       = gobuild.Program{Module: "gvisor.dev/gvisor", Package: "gvisor.dev/gvisor/runsc", Version: GVisorVersion, Binary: "runsc", Recipe: recipe}
-	runscShim   = gobuild.Program{Module: "gvisor.dev/gvisor", Package: "gvisor.dev/gvisor/shim", Version: GVisorVersion, Binary: "containerd-shim-runsc-v1", Recipe: recipe, Edits: []gobuild.Edit{shimOOMEdit}}
-	shimOOMEdit = gobuild.Edit{
-		File: "pkg/shim/v1/manager.go",
-		Old: `	if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil {
-		return shim.BootstrapParams{}, fmt.Errorf("failed to set OOM Score on shim: %w", err)
-	}`,
-		New: `	if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil && !os.IsPermission(err) {
-		return shim.BootstrapParams{}, fmt.Errorf("failed to set OOM Score on shim: %w", err)
-	}`,
-		Why: "the shim lowers its own oom_score_adj to -999 and fails when it may not; hosts without CAP_SYS_RESOURCE never may, so a permission error is ignored, as containerd's restrict_oom_score_adj does for runc",
-	}
+	containerd2  = builds.Containerd2
+	containerd17 = builds.Containerd17
+	runc         = builds.Runc
+	runsc        = builds.Runsc
+	runscShim    = builds.RunscShim
 )
-
-var runc = gobuild.Program{Module: "github.com/opencontainers/runc", Package: "github.com/opencontainers/runc", Version: RuncVersion, Binary: "runc",
-	Tags: []string{"seccomp"}, CGO: true, Recipe: recipe}
 
 // Flavors are the runtimes -runtime can name (framework.DefaultRuntime runs
 // without it).
 var Flavors = []Flavor{
 	{Name: "containerd-1.6", ConfigVersion: 2,
-		Description: "Debian bookworm's containerd 1.6 with its runc 1.1 (end of life upstream; what the kind node carries today)"},
+		Description: "Debian bookworm's containerd 1.6 with its runc 1.1 (end of life upstream)"},
 	{Name: "containerd-1.7", ConfigVersion: 2,
-		Description: "containerd " + Containerd17Version + " with runc " + RuncVersion + ", both built from the Go module proxy (1.7 is supported upstream until September 2026)",
+		Description: "containerd " + builds.Containerd17Version + " with runc " + builds.RuncVersion + ", both built from the Go module proxy (1.7 is supported upstream until September 2026)",
 		Programs:    []gobuild.Program{containerd17("containerd"), containerd17("containerd-shim-runc-v2"), runc},
 		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
 	{Name: "containerd-2", ConfigVersion: 3,
-		Description: "containerd " + Containerd2Version + " with runc " + RuncVersion + ", both built from the Go module proxy",
+		Description: "containerd " + builds.Containerd2Version + " with runc " + builds.RuncVersion + ", both built from the Go module proxy",
 		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
 		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
 	{Name: "containerd-2-crun", ConfigVersion: 3, Handler: "crun",
-		Description: "containerd " + Containerd2Version + " (built from the Go module proxy) running sandboxes with Debian's crun through the runtime handler crun: the runc shim runs ectest-crun, which hides the hybrid cgroup hierarchy crun refuses (see README)",
+		Description: "containerd " + builds.Containerd2Version + " (built from the Go module proxy) running sandboxes with Debian's crun through the runtime handler crun: the runc shim runs ectest-crun, which hides the hybrid cgroup hierarchy crun refuses (see README)",
 		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
 		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp},
 		HostNeeds:   []hostdeps.Purpose{hostdeps.Crun}},
 	{Name: "containerd-2-gvisor", ConfigVersion: 3, Handler: "runsc",
-		Description: "containerd " + Containerd2Version + " running sandboxes with gVisor (runsc and its shim " + GVisorVersion + ", built from the Go module proxy, the shim with one edit: see README) through the runtime handler runsc",
+		Description: "containerd " + builds.Containerd2Version + " running sandboxes with gVisor (runsc and its shim " + builds.GVisorVersion + ", built from the Go module proxy, the shim with one edit: see README) through the runtime handler runsc",
 		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc, runsc, runscShim},
 		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
 }

@@ -56,8 +56,9 @@ var _ = Describe("Static pods", framework.Label(framework.LabelCluster, framewor
 			Skip("writing a static pod manifest needs access to a node: only on the suite's own kind cluster")
 		}
 		f := newFramework(ctx)
-		node := "ectest-control-plane"
+		node := env.Node // a kind node's container has the node's name
 		static := targetPod(f)
+		f.UseRuntimeClass(&static.Spec)
 		static.Name, static.Namespace = "static-"+f.Token, f.Namespace
 		static.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
 		manifest, err := yaml.Marshal(static)

@@ -28,8 +28,10 @@ func TestMain(m *testing.M) {
 		if c.Kubeconfig == "" {
 			return nil // the suite's own kind cluster, made in BeforeSuite
 		}
-		_, err := kube.Probe(c.Kubeconfig, framework.DefaultTimeouts.RuntimeCall)
-		return err
+		if _, err := kube.Probe(c.Kubeconfig, framework.DefaultTimeouts.RuntimeCall); err != nil {
+			return err
+		}
+		return kube.ProbeRuntimeClass(c.Kubeconfig, c.RuntimeClass, framework.DefaultTimeouts.RuntimeCall)
 	})
 }
 

@@ -65,6 +65,8 @@ current-context: x
 		{"malformed kubeconfig", "cluster", []string{"-kubeconfig=" + write("bad.kubeconfig", "clusters: [")}, "error loading config file"},
 		{"missing kubeconfig", "cluster", []string{"-kubeconfig=/nonexistent/kubeconfig"}, "no such file"},
 		{"cluster suite, unknown profile name", "cluster", []string{"-profile=no-such-runtime"}, `unknown profile "no-such-runtime"`},
+		{"unknown node runtime", "cluster", []string{"-node-runtime=containerd-9"}, `unknown node runtime "containerd-9"`},
+		{"RuntimeClass the suite's cluster lacks", "cluster", []string{"-runtime-class=kata"}, `-runtime-class "kata": a kind cluster with the node runtime containerd-2 offers RuntimeClasses: none`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,8 +25,10 @@ const usageText = `usage: ectest-kind COMMAND [flags]
   up             create (or reuse) the kind cluster (prints its kubeconfig path)
   smoke          check the cluster runs a target pod and an ephemeral container pulled at debug time
   down           delete the kind cluster
+  node-runtimes  list the node runtimes -node-runtime can name
 flags:
   -kubernetes-version vX.Y.Z   (default ` + nodeimage.DefaultKubernetesVersion + `)
+  -node-runtime NAME           the built node image's container runtime (default ` + nodeimage.DefaultNodeRuntime + `; ` + "`ectest-kind node-runtimes`" + ` lists them)
   -kind-node-image IMAGE       use this node image (e.g. a stock kindest/node) instead of building one
   -name NAME                   cluster name (default ` + kind.DefaultName + `)
   -report-dir DIR              where kind's logs go when smoke fails (default $ARTIFACTS or _artifacts)`
@@ -40,40 +42,51 @@ func main() {
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ContinueOnError)
-	version := fs.String("kubernetes-version", nodeimage.DefaultKubernetesVersion, "")
-	image := fs.String("kind-node-image", "", "")
-	name := fs.String("name", kind.DefaultName, "")
+	var o kind.Options
+	fs.StringVar(&o.KubernetesVersion, "kubernetes-version", nodeimage.DefaultKubernetesVersion, "")
+	fs.StringVar(&o.NodeImage, "kind-node-image", "", "")
+	fs.StringVar(&o.NodeRuntime, "node-runtime", nodeimage.DefaultNodeRuntime, "")
+	fs.StringVar(&o.Name, "name", kind.DefaultName, "")
 	reportDir := fs.String("report-dir", defaultReportDir(), "")
 	fs.Usage = func() { fmt.Fprintln(os.Stderr, usageText) }
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		os.Exit(2)
 	}
+	if _, err := nodeimage.LookupNodeRuntime(o.NodeRuntime); err != nil {
+		fmt.Fprintln(os.Stderr, "ectest-kind: "+err.Error())
+		os.Exit(2)
+	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-kind: "+format+"\n", args...) }
-	if err := run(ctx, os.Args[1], *version, *image, *name, *reportDir, logf); err != nil {
+	o.Keep, o.Log = true, logf
+	if err := run(ctx, os.Args[1], o, *reportDir, logf); err != nil {
 		fmt.Fprintln(os.Stderr, "ectest-kind: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, cmd, version, image, name, reportDir string, logf func(string, ...any)) error {
+func run(ctx context.Context, cmd string, o kind.Options, reportDir string, logf func(string, ...any)) error {
 	switch cmd {
 	case "prepare-host":
 		return host.Prepare(ctx, host.Options{Log: logf})
 	case "node-image":
-		v, err := nodeimage.ParseVersion(version)
+		v, err := nodeimage.ParseVersion(o.KubernetesVersion)
+		if err != nil {
+			return err
+		}
+		rt, err := nodeimage.LookupNodeRuntime(o.NodeRuntime)
 		if err != nil {
 			return err
 		}
 		if err := host.Prepare(ctx, host.Options{Log: logf}); err != nil {
 			return err
 		}
-		ref, err := (&nodeimage.Builder{Log: logf}).NodeImage(ctx, v)
+		ref, err := (&nodeimage.Builder{Log: logf}).NodeImage(ctx, v, rt)
 		if err == nil {
 			fmt.Println(ref)
 		}
 		return err
 	case "up":
-		c, err := kind.Up(ctx, kind.Options{Name: name, NodeImage: image, KubernetesVersion: version, Keep: true, Log: logf})
+		c, err := kind.Up(ctx, o)
 		if err != nil {
 			return err
 		}
@@ -81,7 +94,7 @@ func run(ctx context.Context, cmd, version, image, name, reportDir string, logf 
 		logf("use it with: export KUBECONFIG=%s", c.Kubeconfig)
 		return nil
 	case "smoke":
-		c, err := kind.Up(ctx, kind.Options{Name: name, NodeImage: image, KubernetesVersion: version, Keep: true, Log: logf})
+		c, err := kind.Up(ctx, o)
 		if err != nil {
 			return err
 		}
@@ -96,7 +109,16 @@ func run(ctx context.Context, cmd, version, image, name, reportDir string, logf 
 		}
 		return nil
 	case "down":
-		return kind.Delete(name, logf)
+		return kind.Delete(o.Name, logf)
+	case "node-runtimes":
+		for _, rt := range nodeimage.NodeRuntimes {
+			classes := ""
+			if len(rt.RuntimeClasses) > 0 {
+				classes = " (RuntimeClass " + strings.Join(rt.RuntimeClassNames(), ", ") + ")"
+			}
+			fmt.Printf("%-20s %s%s\n", rt.Name, rt.Description, classes)
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usageText)
 }

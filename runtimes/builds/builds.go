@@ -1,0 +1,56 @@
+// Package builds is the one list of the container-runtime programs ectest
+// builds from the Go module proxy (internal/gobuild): containerd 2.x and
+// 1.7, their runc shims and ctr, runc, and gVisor's runsc with its
+// containerd shim, at pinned versions. The embedded runtimes
+// (runtimes/embedded) and the offline kind node image (kind/nodeimage) use
+// the very same programs, so one build cache serves both and both layers
+// run the same binaries.
+package builds
+
+import "github.com/ectest/ectest/internal/gobuild"
+
+// Versions of the programs built from the Go module proxy.
+const (
+	Containerd2Version  = "v2.4.2"
+	Containerd17Version = "v1.7.36"
+	// GVisorVersion is gVisor's newest pseudo-version on the proxy (it has
+	// no tags there).
+	GVisorVersion = "v0.0.0-20260905035102-160fafc42237"
+	RuncVersion   = "v1.5.2"
+	recipe        = "1"
+)
+
+// Containerd2 is a command of containerd 2.x (containerd,
+// containerd-shim-runc-v2, ctr).
+func Containerd2(cmd string) gobuild.Program {
+	return gobuild.Program{Module: "github.com/containerd/containerd/v2", Package: "github.com/containerd/containerd/v2/cmd/" + cmd, Version: Containerd2Version, Binary: cmd, Recipe: recipe}
+}
+
+// Containerd17 is a command of containerd 1.7 (its go.mod's exclude
+// directives are kept by gobuild's throwaway module).
+func Containerd17(cmd string) gobuild.Program {
+	return gobuild.Program{Module: "github.com/containerd/containerd", Package: "github.com/containerd/containerd/cmd/" + cmd, Version: Containerd17Version, Binary: cmd, Recipe: recipe}
+}
+
+// Runc is built with cgo and the seccomp tag: it links libseccomp
+// dynamically (Debian's libseccomp-dev to build, libseccomp2 to run).
+var Runc = gobuild.Program{Module: "github.com/opencontainers/runc", Package: "github.com/opencontainers/runc", Version: RuncVersion, Binary: "runc",
+	Tags: []string{"seccomp"}, CGO: true, Recipe: recipe}
+
+// gVisor's runsc and its containerd shim, built without cgo (with cgo every
+// container fails: "fork/exec /proc/self/exe: no such file or directory").
+var (
+	Runsc     = gobuild.Program{Module: "gvisor.dev/gvisor", Package: "gvisor.dev/gvisor/runsc", Version: GVisorVersion, Binary: "runsc", Recipe: recipe}
+	RunscShim = gobuild.Program{Module: "gvisor.dev/gvisor", Package: "gvisor.dev/gvisor/shim", Version: GVisorVersion, Binary: "containerd-shim-runsc-v1", Recipe: recipe, Edits: []gobuild.Edit{ShimOOMEdit}}
+	// ShimOOMEdit is the one change made to gVisor's shim (see README).
+	ShimOOMEdit = gobuild.Edit{
+		File: "pkg/shim/v1/manager.go",
+		Old: `	if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil {
+		return shim.BootstrapParams{}, fmt.Errorf("failed to set OOM Score on shim: %w", err)
+	}`,
+		New: `	if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil && !os.IsPermission(err) {
+		return shim.BootstrapParams{}, fmt.Errorf("failed to set OOM Score on shim: %w", err)
+	}`,
+		Why: "the shim lowers its own oom_score_adj to -999 and fails when it may not; hosts without CAP_SYS_RESOURCE never may, so a permission error is ignored, as containerd's restrict_oom_score_adj does for runc",
+	}
+)
