@@ -218,7 +218,7 @@ func CoverageMarkdown(c Coverage) string {
 		fmt.Fprintf(&b, "\nNot covered by this run: %s.\n", strings.Join(uncovered, ", "))
 	}
 	if len(notExercisedHere) > 0 {
-		fmt.Fprintf(&b, "\nNamed by specs but not exercised on this run's node OS (the Windows requirements are exercised against a Windows node; here only by make windows-selftest): %s.\n", strings.Join(notExercisedHere, ", "))
+		fmt.Fprintf(&b, "\nNamed by specs but not exercised on this run's node OS (WIN-* and STORY-WIN need a Windows node, or make windows-selftest; the Linux namespace modes a Linux node): %s.\n", strings.Join(notExercisedHere, ", "))
 	}
 	if len(selfTestOnly) > 0 {
 		fmt.Fprintf(&b, "\nVerified only through a self-test of the suite (the CRI proxy's fault or personality in parentheses), never against a real runtime: %s.\n", strings.Join(selfTestOnly, ", "))
