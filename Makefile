@@ -35,6 +35,7 @@ conformance-cri:
 ## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)
 test: verify unit
 	hack/selftest.sh
+	hack/windows-selftest.sh
 	hack/mutation.sh
 	hack/cluster-selftest.sh
 
