@@ -75,7 +75,7 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.WindowsBuild, "windows-build", "", "Windows nodes: the node's OS build (ltsc2019, ltsc2022, ltsc2025 or a build number) that picks the images file's set; default: this machine's")
 	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md")
 	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry")
-	fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint (containerd-1.6, containerd-1.7, containerd-2, containerd-2-gvisor; see runtimes/embedded)")
+	fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint (containerd-1.6, containerd-1.7, containerd-2, containerd-2-crun, containerd-2-gvisor; see runtimes/embedded)")
 	fs.StringVar(&c.Containerd, "embedded-containerd", DefaultContainerd, "containerd binary for the embedded runtime")
 	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", DefaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
 	fs.StringVar(&c.Busybox, "busybox", images.DefaultBusybox, "static busybox for the debug image the suite builds (at the default path, Debian's busybox-static is installed when missing)")

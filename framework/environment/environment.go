@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -191,7 +190,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	}
 	if h.embedded != nil {
 		h.Env.Runtime.Flavor = flavor.Name
-		h.Env.Runtime.OCIRuntime = ociVersion(ctx, flavor.OCIRuntime(binDir))
+		h.Env.Runtime.OCIRuntime = flavor.OCIRuntimeVersion(ctx, binDir)
 	}
 	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") && nodeOS == "linux" {
 		h.Env.Runtime.Kernel, h.Env.Runtime.Cgroups = hostKernel(), hostCgroups()
@@ -237,17 +236,6 @@ func windowsBuild(given string) (uint16, error) {
 // suite stop its registry right after setup: a self-test of the verdict
 // model (hack/selftest.sh), never set in a conformance run.
 const SelfTestRegistryDown = "ECTEST_SELFTEST_REGISTRY_DOWN"
-
-// ociVersion is "runc 1.5.2" for an OCI runtime binary (a path, or a
-// name on PATH).
-func ociVersion(ctx context.Context, bin string) string {
-	out, err := exec.CommandContext(ctx, bin, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	first, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(strings.Replace(first, " version ", " ", 1))
-}
 
 // hostKernel is this machine's kernel release.
 func hostKernel() string {

@@ -35,6 +35,28 @@ type Flavor struct {
 	HostNeeds []hostdeps.Purpose
 }
 
+// OCIRuntimeVersion names the OCI runtime and its version for the reports,
+// "runc 1.5.2", from its --version ("" when it does not answer). A build
+// from the proxy that was not version-stamped (runsc says VERSION_MISSING)
+// is named by the module version it was built from.
+func (f Flavor) OCIRuntimeVersion(ctx context.Context, binDir string) string {
+	bin := f.OCIRuntime(binDir)
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	v := strings.TrimSpace(strings.Replace(first, " version ", " ", 1))
+	if strings.Contains(v, "VERSION_MISSING") {
+		for _, p := range f.Programs {
+			if p.Binary == filepath.Base(bin) {
+				v = strings.Replace(v, "VERSION_MISSING", p.Version, 1)
+			}
+		}
+	}
+	return v
+}
+
 // OCIRuntime is the OCI runtime binary the flavor's sandboxes run with,
 // for the reports: runc, runsc or crun, in binDir when the flavor built it.
 func (f Flavor) OCIRuntime(binDir string) string {
