@@ -11,7 +11,6 @@ import (
 	"github.com/ectest/ectest/framework/cri"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 var _ = Describe("Ptrace access rules for debug containers", framework.Label(framework.LabelCRI, framework.LabelSecurity, framework.LabelLinuxOnly, string(capability.PtraceRules)), func() {
@@ -79,8 +78,8 @@ var _ = Describe("Ptrace access rules for debug containers", framework.Label(fra
 			f.RequireDebugHelper()
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", RunAsUser: &targetUser, AddCaps: targetCaps})
-			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID, AddCaps: addCaps, RunAsUser: &root})
-			f.TargetInfoFrom(ctx, dbg, cri.TargetPort)
+			// Through pid-target: blocked (and skipped) when it does not work.
+			dbg, view := f.StartTargetingDebug(ctx, capability.PtraceRules, sb, cri.DebugOptions{Name: "debug", AddCaps: addCaps, RunAsUser: &root}, target)
 			// Yama (a node's setting, not the runtime's) can forbid what
 			// the capability rules allow: attaching to a non-descendant
 			// without CAP_SYS_PTRACE (1, 2) or at all (3).
@@ -93,10 +92,6 @@ var _ = Describe("Ptrace access rules for debug containers", framework.Label(fra
 				Skip("the node's Yama ptrace_scope is 3: no process may attach to another, whatever its capabilities")
 			case allowed && (yama == "1" || yama == "2") && !slices.Contains(addCaps, "SYS_PTRACE"):
 				Skip("the node's Yama ptrace_scope is " + yama + ": attaching without CAP_SYS_PTRACE is forbidden on this node, whatever the capability rules allow")
-			}
-			view, err := f.ObservePIDs(ctx, dbg, target)
-			if err != nil {
-				Fail(err.Error())
 			}
 			obs := capability.Observation{Capability: capability.PtraceRules, Case: "attach: " + name}
 			pid, ok := view.PIDOf(target.Marker)
