@@ -12,7 +12,11 @@ out=$(realpath -m "${SELFTEST_DIR:-_artifacts/selftest}")
 rm -rf "$out"
 mkdir -p "$out"
 bin=$(mktemp -d /tmp/ectest-selftest-bin.XXXXXX)
-trap 'rm -rf "$bin"' EXIT
+# The runs' own temporary directory: what they leave behind is checked there,
+# so another ectest run on the same machine (or one killed earlier) cannot
+# make this check fail or pass.
+runtmp=$(mktemp -d /tmp/ectest-selftest-tmp.XXXXXX)
+trap 'rm -rf "$bin" "$runtmp"' EXIT
 $go test -c -o "$bin/cri.test" ./suites/cri || exit 1
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
 # The runs below have no Go on PATH, as a vendor's: build the default
@@ -22,7 +26,7 @@ plain_path=/usr/sbin:/usr/bin:/sbin:/bin
 runs=""
 # Serial: the plain test binary, as a vendor runs it, from elsewhere.
 echo "=== CRI suite, serial (cri.test from $bin, PATH=$plain_path)"
-(cd "$bin" && env PATH=$plain_path ./cri.test -report-dir="$out/serial" -ginkgo.no-color) > "$out/serial.log" 2>&1
+(cd "$bin" && env PATH=$plain_path TMPDIR="$runtmp" ./cri.test -report-dir="$out/serial" -ginkgo.no-color) > "$out/serial.log" 2>&1
 code=$?
 echo "exit code $code; $(grep -E '^(Ran|FAIL!|SUCCESS!)' "$out/serial.log" | tr '\n' ' ')"
 tail -n 1 "$out/serial.log"
@@ -30,7 +34,7 @@ runs+=" $out/serial=$code"
 # Parallel: through the Ginkgo CLI, four processes, every spec in random order
 # (specs must not depend on each other).
 echo "=== CRI suite, ginkgo -p (the same binary)"
-(cd "$bin" && env PATH=$plain_path ./ginkgo -p --procs=4 --randomize-all --no-color ./cri.test -- -report-dir="$out/parallel") > "$out/parallel.log" 2>&1
+(cd "$bin" && env PATH=$plain_path TMPDIR="$runtmp" ./ginkgo -p --procs=4 --randomize-all --no-color ./cri.test -- -report-dir="$out/parallel") > "$out/parallel.log" 2>&1
 code=$?
 echo "exit code $code; $(grep -E '^(Ran|FAIL!|SUCCESS!)' "$out/parallel.log" | tr '\n' ' ')"
 runs+=" $out/parallel=$code"
@@ -39,12 +43,12 @@ sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$out/parallel.
 # The registry stopped after setup: the spec that needs it must end as an
 # error of the run (exit 3), never as the runtime's nonconformance.
 echo "=== CRI suite, the pull-at-debug-time spec with the registry stopped after setup (a self-test)"
-(cd "$bin" && env PATH=$plain_path ECTEST_SELFTEST_REGISTRY_DOWN=1 ./cri.test -report-dir="$out/registry-down" -ginkgo.no-color \
+(cd "$bin" && env PATH=$plain_path TMPDIR="$runtmp" ECTEST_SELFTEST_REGISTRY_DOWN=1 ./cri.test -report-dir="$out/registry-down" -ginkgo.no-color \
   -ginkgo.label-filter=image-pull-at-debug-time) > "$out/registry-down.log" 2>&1
 code=$?
 echo "exit code $code; $(tail -n 1 "$out/registry-down.log")"
 down="$out/registry-down=$code"
 
 echo "=== self-test of the reports"
-ECTEST_SELFTEST_REGISTRY_DOWN_RUN="$down" ECTEST_SELFTEST_RUNS="$runs" $go test -count=1 -v ./suites/selftest 2>&1 | tee "$out/selftest.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)'
+ECTEST_SELFTEST_RUNS_TMPDIR="$runtmp" ECTEST_SELFTEST_REGISTRY_DOWN_RUN="$down" ECTEST_SELFTEST_RUNS="$runs" $go test -count=1 -v ./suites/selftest 2>&1 | tee "$out/selftest.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)'
 exit "${PIPESTATUS[0]}"
