@@ -17,7 +17,7 @@ KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION
 RUNTIME_CLASS ?=
 CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
-.PHONY: conformance conformance-cri test mutation mutation-cluster runtimes unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: windows windows-selftest conformance conformance-cri test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -35,6 +35,7 @@ conformance-cri:
 ## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)
 test: verify unit
 	hack/selftest.sh
+	hack/windows-selftest.sh
 	hack/mutation.sh
 	hack/cluster-selftest.sh
 
@@ -48,10 +49,22 @@ mutation:
 mutation-cluster:
 	REPORT_DIR=$(REPORT_DIR) LAYERS=cluster hack/mutation.sh
 
-## runtimes: the CRI suite against every embedded runtime (containerd-1.6, containerd-1.7, containerd-2, containerd-2-gvisor; RUNTIMES="a b" for some),
+## runtimes: the CRI suite against every embedded runtime (containerd-1.6, containerd-1.7, containerd-2, containerd-2-crun, containerd-2-gvisor; RUNTIMES="a b" for some),
 ## one table with the runtimes as columns in $(REPORT_DIR)/runtimes/runtimes.md
 runtimes:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(ECTEST_FLAGS)" hack/runtimes.sh
+
+## windows-selftest: the CRI suite through the CRI proxy's windows personality (Linux containerd playing containerd on
+## Windows; a self-test of the suite's Windows code path, never Windows conformance), checked against
+## suites/selftest/expected/windows/. Reports in $(REPORT_DIR)/windows-selftest
+windows-selftest:
+	REPORT_DIR=$(REPORT_DIR) hack/windows-selftest.sh
+
+## probe: the CRI suite with -profile=probe against a runtime with no profile (ECTEST_FLAGS=-runtime-endpoint=...,
+## or RUNTIME=name for an embedded one): judges only what every runtime must support and writes what the runtime did
+## as $(REPORT_DIR)/probe[/RUNTIME]/observed-profile.yaml. The suite exits 4 for a probe done; make probe then succeeds
+probe:
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) RUNTIME=$(RUNTIME) ECTEST_FLAGS="$(ECTEST_FLAGS)" hack/probe.sh || [ $$? -eq 4 ]
 
 ## unit: the framework's own logic
 unit:
@@ -69,6 +82,14 @@ cluster-down:
 ## node-image: build the offline kind node image only
 node-image:
 	$(GO) run ./kind/cmd/ectest-kind node-image $(KIND_FLAGS)
+
+## windows: the suite binaries for a Windows node (windows/amd64), self-contained, in _output/windows
+windows:
+	mkdir -p _output/windows
+	GOOS=windows GOARCH=amd64 $(GO) test -c -o _output/windows/cri.test.exe ./suites/cri
+	GOOS=windows GOARCH=amd64 $(GO) test -c -o _output/windows/cluster.test.exe ./suites/cluster
+	GOOS=windows GOARCH=amd64 $(GO) build -o _output/windows/ectest-report.exe ./framework/report/ectest-report
+	@ls -l _output/windows
 
 ## verify: gofmt, go vet, the Windows build, dependency direction
 verify:

@@ -31,6 +31,9 @@ type Config struct {
 	Profile string
 	// ImagesFile overrides the suite's images (see fixtures/images.File).
 	ImagesFile string
+	// WindowsBuild is the Windows node's OS build (a release name such as
+	// ltsc2022, or a build number); empty reads this machine's on Windows.
+	WindowsBuild string
 	// ReportDir receives JUnit, JSON, matrix and benchmark reports.
 	ReportDir string
 	// RegistryAddr is where the in-process loopback registry listens.
@@ -67,11 +70,12 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", "", "CRI runtime endpoint (unix:///path or npipe:////./pipe/name); empty starts the embedded containerd")
 	fs.StringVar(&c.ImageEndpoint, "image-endpoint", "", "CRI image endpoint (default: the runtime endpoint)")
 	fs.StringVar(&c.RuntimeHandler, "runtime-handler", "", "runtime handler (RuntimeClass) for sandboxes")
-	fs.StringVar(&c.Profile, "profile", runtimes.Auto, "runtime profile: a builtin name, a profile file, or auto (pick from the CRI Version)")
+	fs.StringVar(&c.Profile, "profile", runtimes.Auto, "runtime profile: a builtin name, a profile file, auto (pick from the CRI Version and runtime handler), or probe (declare nothing: run every capability's specs, judge only what every runtime must support, and write observed-profile.yaml; exit 4 when done)")
 	fs.StringVar(&c.ImagesFile, "images-file", "", "YAML file overriding the test images per OS (see README)")
+	fs.StringVar(&c.WindowsBuild, "windows-build", "", "Windows nodes: the node's OS build (ltsc2019, ltsc2022, ltsc2025 or a build number) that picks the images file's set; default: this machine's")
 	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md")
 	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry")
-	fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint (containerd-1.6, containerd-1.7, containerd-2, containerd-2-gvisor; see runtimes/embedded)")
+	fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint (containerd-1.6, containerd-1.7, containerd-2, containerd-2-crun, containerd-2-gvisor; see runtimes/embedded)")
 	fs.StringVar(&c.Containerd, "embedded-containerd", DefaultContainerd, "containerd binary for the embedded runtime")
 	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", DefaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
 	fs.StringVar(&c.Busybox, "busybox", images.DefaultBusybox, "static busybox for the debug image the suite builds (at the default path, Debian's busybox-static is installed when missing)")
@@ -94,7 +98,7 @@ func nodeRuntimeNames() string {
 
 // DefaultRuntime is the embedded runtime without -runtime (the names are
 // runtimes/embedded.Flavors; the CRI suite checks the flag before running).
-const DefaultRuntime = "containerd-1.6"
+const DefaultRuntime = "containerd-2"
 
 // DefaultContainerd is the embedded runtime's containerd: Debian's, from
 // PATH, installed when missing.
@@ -142,6 +146,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 		c.LoadedImages = f
+	}
+	if c.WindowsBuild != "" {
+		if _, err := images.WindowsBuild(c.WindowsBuild); err != nil {
+			errs = append(errs, fmt.Errorf("-windows-build: %w", err))
+		}
 	}
 	if _, _, err := net.SplitHostPort(c.RegistryAddr); err != nil {
 		errs = append(errs, fmt.Errorf("-registry-addr %q: %v", c.RegistryAddr, err))

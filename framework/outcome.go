@@ -22,6 +22,11 @@ const (
 	// not come up, a spec's setup failed, a spec timed out or was
 	// interrupted, the run left resources behind): no verdict either way.
 	ExitRunFailed = 3
+	// ExitProbed: a probe (-profile=probe) was done and wrote the profile it
+	// observed, and the capabilities every runtime must support conformed.
+	// The rest was recorded, not judged: never a conformance result, so a
+	// probe never exits 0 (its nonconformances and errors exit 1 and 3).
+	ExitProbed = 4
 )
 
 // OutcomeFile is written into the report directory at the end of a run.
@@ -55,7 +60,7 @@ func exitCode(code int, reportDir string) int {
 	switch {
 	case err == nil:
 		fmt.Fprintln(os.Stderr, o.Line)
-		if code != 0 && o.ExitCode == ExitConformant {
+		if code != 0 && (o.ExitCode == ExitConformant || o.ExitCode == ExitProbed) {
 			return ExitRunFailed // the test binary failed outside the specs
 		}
 		return o.ExitCode

@@ -21,12 +21,19 @@ type Timeouts struct {
 	// ContainerReady is how long a started container may take to be running
 	// and answer (the target's HTTP port, a debug container's first exec).
 	ContainerReady time.Duration
+	// ContainerExit is how long a runtime may take to report a container
+	// EXITED once its processes are gone (stopped, or killed with the PID
+	// namespace they were in).
+	ContainerExit time.Duration
 	// Exec bounds one ExecSync or streaming exec.
 	Exec time.Duration
 	// Cleanup bounds the teardown of one resource.
 	Cleanup time.Duration
 	// Poll is the interval of Eventually polls.
 	Poll time.Duration
+	// EnvironmentProbe bounds one check of the suite's own environment (the
+	// loopback registry, the API server) before a nonconformance is recorded.
+	EnvironmentProbe time.Duration
 }
 
 // DefaultTimeouts fit the slowest machine the suite runs on (2 cores).
@@ -38,7 +45,41 @@ var DefaultTimeouts = Timeouts{
 	RuntimeCall:    30 * time.Second,
 	ImagePull:      2 * time.Minute,
 	ContainerReady: 30 * time.Second,
+	ContainerExit:  30 * time.Second,
 	Exec:           20 * time.Second,
 	Cleanup:        60 * time.Second,
 	Poll:           100 * time.Millisecond,
+
+	EnvironmentProbe: 5 * time.Second,
 }
+
+// The kubelet's restart timing, as Kubernetes v1.36.3 sets it
+// (k8s.io/kubernetes pkg/kubelet/kubelet.go and
+// pkg/kubelet/status/status_manager.go), from which NeverRestartedWindow
+// follows.
+const (
+	// KubeletInitialCrashLoopBackOff is initialCrashLoopBackOff, the first
+	// back-off before restarting an exited container. newCrashLoopBackOff
+	// only ever lowers it: to 1s under the ReduceDefaultCrashLoopBackOffDecay
+	// gate, or to a crashLoopBackOff.maxContainerRestartPeriod below 10s.
+	KubeletInitialCrashLoopBackOff = 10 * time.Second
+	// KubeletPLEGRelistPeriod is genericPlegRelistPeriod: the kubelet
+	// relists containers, and so notices one exited, this often.
+	KubeletPLEGRelistPeriod = time.Second
+	// KubeletStatusSyncPeriod is the status manager's syncPeriod: a changed
+	// container status is sent at once, and at the latest on this resync.
+	KubeletStatusSyncPeriod = 10 * time.Second
+)
+
+// NeverRestartedWindow is how long LIFE-2 watches an exited ephemeral
+// container for a restart, counted from when the API server first shows it
+// terminated (which is after it exited). A kubelet restarting it the way it
+// restarts other containers (kuberuntime doBackOff over client-go's
+// flowcontrol.Backoff) would start it again at once after its first exit
+// (no back-off entry exists yet), and at most KubeletInitialCrashLoopBackOff
+// after an exit once an entry exists; it notices the exit within one
+// relist and reports the new run within one status sync. So a restart
+// shows within back-off + relist + status sync of the exit:
+// 10s + 1s + 10s = 21s. A window that long, started later than the exit,
+// cannot end before a restart would show.
+const NeverRestartedWindow = KubeletInitialCrashLoopBackOff + KubeletPLEGRelistPeriod + KubeletStatusSyncPeriod

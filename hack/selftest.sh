@@ -15,6 +15,9 @@ bin=$(mktemp -d /tmp/ectest-selftest-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 $go test -c -o "$bin/cri.test" ./suites/cri || exit 1
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
+# The runs below have no Go on PATH, as a vendor's: build the default
+# embedded runtime first (cached after the first time).
+$go run ./runtimes/embedded/ectest-install || exit 3
 plain_path=/usr/sbin:/usr/bin:/sbin:/bin
 runs=""
 # Serial: the plain test binary, as a vendor runs it, from elsewhere.
@@ -33,6 +36,15 @@ echo "exit code $code; $(grep -E '^(Ran|FAIL!|SUCCESS!)' "$out/parallel.log" | t
 runs+=" $out/parallel=$code"
 sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$out/parallel.log"
 
+# The registry stopped after setup: the spec that needs it must end as an
+# error of the run (exit 3), never as the runtime's nonconformance.
+echo "=== CRI suite, the pull-at-debug-time spec with the registry stopped after setup (a self-test)"
+(cd "$bin" && env PATH=$plain_path ECTEST_SELFTEST_REGISTRY_DOWN=1 ./cri.test -report-dir="$out/registry-down" -ginkgo.no-color \
+  -ginkgo.label-filter=image-pull-at-debug-time) > "$out/registry-down.log" 2>&1
+code=$?
+echo "exit code $code; $(tail -n 1 "$out/registry-down.log")"
+down="$out/registry-down=$code"
+
 echo "=== self-test of the reports"
-ECTEST_SELFTEST_RUNS="$runs" $go test -count=1 -v ./suites/selftest 2>&1 | tee "$out/selftest.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)'
+ECTEST_SELFTEST_REGISTRY_DOWN_RUN="$down" ECTEST_SELFTEST_RUNS="$runs" $go test -count=1 -v ./suites/selftest 2>&1 | tee "$out/selftest.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)'
 exit "${PIPESTATUS[0]}"

@@ -35,6 +35,11 @@ type Match struct {
 	// RuntimeHandler, when set, must be the run's handler (runsc for
 	// gVisor); a profile without one matches the default handler only.
 	RuntimeHandler string `json:"runtimeHandler,omitempty"`
+	// WindowsRelease (windows profiles: ltsc2019, ltsc2022, ltsc2025) is
+	// the Windows Server release the profile was written for; it serves
+	// nodes from that release's OS build up to the next release's (see
+	// Detect).
+	WindowsRelease string `json:"windowsRelease,omitempty"`
 }
 
 // Parse reads a profile and checks that it declares every known capability,
@@ -77,6 +82,14 @@ func Parse(data []byte, source string) (*Profile, error) {
 	if err := checkDeclarations(&p); err != nil {
 		return nil, fmt.Errorf("profile %s: %w", source, err)
 	}
+	if r := p.Match.WindowsRelease; r != "" {
+		if p.OS != "windows" {
+			return nil, fmt.Errorf("profile %s: match.windowsRelease is for windows profiles", source)
+		}
+		if _, err := WindowsReleaseBuild(r); err != nil {
+			return nil, fmt.Errorf("profile %s: match.windowsRelease: %w", source, err)
+		}
+	}
 	return &p, nil
 }
 
@@ -84,7 +97,11 @@ func Parse(data []byte, source string) (*Profile, error) {
 // for its OS may lack: a capability mandatory there declared anything but
 // supported, or, on Linux, any capability declared not-applicable (every
 // namespace kind exists there; a runtime that lacks one declares it
-// unsupported and must then refuse it with an error).
+// unsupported and must then refuse it with an error). It also refuses a
+// profile claiming what its OS has no such thing for (capability.AbsentOn:
+// on Windows, PID and IPC namespaces, target_id and what depends on them):
+// those are declared not-applicable, and what the runtime does instead is
+// recorded as "not supported on this OS".
 func checkDeclarations(p *Profile) error {
 	var bad []string
 	for _, d := range capability.All() {
@@ -96,6 +113,8 @@ func checkDeclarations(p *Profile) error {
 				why = "it is required of every runtime"
 			}
 			bad = append(bad, fmt.Sprintf("%s is declared %s, but on %s %s (%s)", d.Name, sup, p.OS, why, strings.Join(d.Requirements, ", ")))
+		case d.AbsentOnOS(p.OS) && sup != capability.NotApplicable:
+			bad = append(bad, fmt.Sprintf("%s is declared %s, but %s has no such thing (WIN-1: only the network is shared between containers there): declare it not-applicable", d.Name, sup, p.OS))
 		case p.OS == "linux" && sup == capability.NotApplicable:
 			bad = append(bad, fmt.Sprintf("%s is declared not-applicable, but every namespace kind exists on linux: declare it unsupported (the runtime must then refuse it with an error)", d.Name))
 		}
@@ -122,6 +141,9 @@ func Builtin() ([]*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p.Name == Auto || p.Name == Probe {
+			return nil, fmt.Errorf("builtin %s: the name %q is a -profile keyword", e.Name(), p.Name)
+		}
 		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -131,10 +153,11 @@ func Builtin() ([]*Profile, error) {
 // Auto is the -profile value that picks a profile from the CRI Version.
 const Auto = "auto"
 
-// Load resolves -profile when it is a builtin name or a file. For "auto" it
-// returns nil: the profile is picked once the runtime answers (see Detect).
+// Load resolves -profile when it is a builtin name or a file. For "auto"
+// and "probe" it returns nil: the profile is made once the runtime answers
+// (see Resolve).
 func Load(spec string) (*Profile, error) {
-	if spec == "" || spec == Auto {
+	if spec == "" || spec == Auto || spec == Probe {
 		return nil, nil
 	}
 	all, err := Builtin()
@@ -153,34 +176,89 @@ func Load(spec string) (*Profile, error) {
 		}
 		return Parse(data, spec)
 	}
-	return nil, fmt.Errorf("unknown profile %q (builtin: %s; or give a file path, or auto)", spec, strings.Join(names(all), ", "))
+	return nil, fmt.Errorf("unknown profile %q (builtin: %s; or give a file path, auto, or probe)", spec, strings.Join(names(all), ", "))
 }
 
 // Detect picks the builtin profile whose match fits the runtime name, OS
 // and runtime handler ("" or "default" for the default handler); a handler
-// no profile names gets the runtime's profile without a handler.
+// no profile names gets the runtime's profile without a handler. Windows
+// profiles are per release: see DetectBuild, which Detect calls with an
+// unknown build.
 func Detect(runtimeName, os, handler string) (*Profile, error) {
+	p, _, err := DetectBuild(runtimeName, os, 0, handler)
+	return p, err
+}
+
+// DetectBuild is Detect for a node of a known OS build (Windows; 0 when
+// unknown). Among the windows profiles of the runtime it picks the one of
+// the newest release whose build is not above the node's: a node of a
+// release's build, or of a build between two releases (an Annual Channel
+// or a Windows client build), gets the release it follows; a build newer
+// than every release known here gets the newest, and note says so. A node
+// older than every release (Windows Server 2016, build 14393, which
+// containerd does not support) gets none.
+func DetectBuild(runtimeName, os string, build uint16, handler string) (p *Profile, note string, err error) {
 	all, err := Builtin()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if handler == "default" {
 		handler = ""
-	}
-	// A profile for the very handler first, then the runtime's general one
-	// (an explicit runc handler, say).
-	for _, wantHandler := range []string{handler, ""} {
-		for _, p := range all {
-			if p.OS == os && p.Match.RuntimeName != "" && strings.EqualFold(p.Match.RuntimeName, runtimeName) && p.Match.RuntimeHandler == wantHandler {
-				return p, nil
-			}
-		}
 	}
 	what := fmt.Sprintf("runtime %q on %s", runtimeName, os)
 	if handler != "" {
 		what += fmt.Sprintf(" with handler %q", handler)
 	}
-	return nil, fmt.Errorf("no builtin profile for %s (builtin: %s); give -profile with a name or a file", what, strings.Join(names(all), ", "))
+	// A profile for the very handler first, then the runtime's general one
+	// (an explicit runc handler, say).
+	for _, wantHandler := range []string{handler, ""} {
+		var candidates []*Profile
+		for _, p := range all {
+			if p.OS == os && p.Match.RuntimeName != "" && strings.EqualFold(p.Match.RuntimeName, runtimeName) && p.Match.RuntimeHandler == wantHandler {
+				candidates = append(candidates, p)
+			}
+		}
+		if len(candidates) == 0 {
+			continue
+		}
+		if os != "windows" {
+			return candidates[0], "", nil
+		}
+		if build == 0 {
+			return nil, "", fmt.Errorf("the Windows node's OS build is unknown, and the builtin profiles for %s are per release (%s): give -windows-build, or -profile", what, strings.Join(names(candidates), ", "))
+		}
+		var best *Profile
+		var bestBuild, newest uint16
+		for _, c := range candidates {
+			b, _ := WindowsReleaseBuild(c.Match.WindowsRelease)
+			newest = max(newest, b)
+			if b <= build && b > bestBuild {
+				best, bestBuild = c, b
+			}
+		}
+		if best == nil {
+			return nil, "", fmt.Errorf("no builtin profile for %s with OS build %d: the oldest release with a profile is build %d (%s); give -profile", what, build, oldest(candidates), strings.Join(names(candidates), ", "))
+		}
+		switch {
+		case build == bestBuild:
+		case bestBuild == newest:
+			note = fmt.Sprintf("OS build %d is newer than every Windows release known here; profile %s (build %d) applies until one is added", build, best.Name, bestBuild)
+		default:
+			note = fmt.Sprintf("OS build %d lies between Windows releases; profile %s of the release before it (build %d) applies", build, best.Name, bestBuild)
+		}
+		return best, note, nil
+	}
+	return nil, "", fmt.Errorf("no builtin profile for %s (builtin: %s); give -profile with a name or a file", what, strings.Join(names(all), ", "))
+}
+
+func oldest(ps []*Profile) uint16 {
+	var out uint16
+	for _, p := range ps {
+		if b, _ := WindowsReleaseBuild(p.Match.WindowsRelease); out == 0 || b < out {
+			out = b
+		}
+	}
+	return out
 }
 
 func names(ps []*Profile) []string {

@@ -53,15 +53,17 @@ func TestBuiltinProfiles(t *testing.T) {
 	for _, p := range all {
 		byName[p.Name] = p
 	}
-	win := byName["containerd-windows"]
-	if win == nil || win.OS != "windows" || win.Capabilities[capability.NetPod] != capability.Supported || win.Capabilities[capability.PIDTarget] != capability.NotApplicable {
-		t.Errorf("the Windows profile must be network-only: %+v", win)
+	for _, rel := range []string{"ltsc2019", "ltsc2022", "ltsc2025"} {
+		win := byName["containerd-windows-"+rel]
+		if win == nil || win.OS != "windows" || win.Match.WindowsRelease != rel || win.Capabilities[capability.NetPod] != capability.Supported || win.Capabilities[capability.PIDTarget] != capability.NotApplicable {
+			t.Errorf("the Windows profile for %s must be network-only: %+v", rel, win)
+		}
 	}
 	if p, err := Detect("containerd", "linux", "default"); err != nil || p.Name != "containerd-runc" {
 		t.Errorf("Detect(containerd, linux) = %v, %v", p, err)
 	}
-	if p, err := Detect("containerd", "windows", ""); err != nil || p.Name != "containerd-windows" {
-		t.Errorf("Detect(containerd, windows) = %v, %v", p, err)
+	if _, err := Detect("containerd", "windows", ""); err == nil || !strings.Contains(err.Error(), "-windows-build") {
+		t.Errorf("Detect(containerd, windows) without a build = %v: the profile depends on the build", err)
 	}
 	if p, err := Detect("containerd", "linux", "runsc"); err != nil || p.Name != "containerd-gvisor" {
 		t.Errorf("Detect(containerd, linux, runsc) = %v, %v: a gVisor handler must not get the runc profile", p, err)
@@ -111,6 +113,9 @@ func TestProfilesCannotExcuseMandatoryCapabilities(t *testing.T) {
 		{"linux", "proc-root-fs", "not-applicable", "every namespace kind exists on linux"},
 		{"windows", "net-pod", "not-applicable", "net-pod is declared not-applicable, but on windows every runtime must support it"},
 		{"windows", "unknown-namespace-mode-error", "not-applicable", "it is required of every runtime"},
+		{"windows", "pid-target", "supported", "windows has no such thing"},
+		{"windows", "ipc-pod", "unsupported", "declare it not-applicable"},
+		{"windows", "target-id-validation", "supported", "windows has no such thing"},
 	} {
 		decl := map[string]string{c.capability: c.support}
 		if c.os == "windows" {
@@ -129,5 +134,46 @@ func TestProfilesCannotExcuseMandatoryCapabilities(t *testing.T) {
 	ok := map[string]string{"proc-root-fs": "unsupported", "ptrace-rules": "unsupported", "story-ops": "unsupported"}
 	if _, err := Parse([]byte(full("linux", ok)), "test"); err != nil {
 		t.Errorf("optional capabilities declared unsupported on linux: %v", err)
+	}
+}
+
+// Windows profiles are per release, picked by the node's OS build the way
+// image compatibility works: a release's own build and the builds after it
+// up to the next release get that release's profile.
+func TestDetectWindowsByBuild(t *testing.T) {
+	for _, c := range []struct {
+		build      uint16
+		want, note string
+	}{
+		{17763, "containerd-windows-ltsc2019", ""},
+		{20348, "containerd-windows-ltsc2022", ""},
+		{26100, "containerd-windows-ltsc2025", ""},
+		{19041, "containerd-windows-ltsc2019", "between Windows releases"}, // Windows Server 2004, between 2019 and 2022
+		{22631, "containerd-windows-ltsc2022", "between Windows releases"}, // Windows 11 23H2, between 2022 and 2025
+		{30000, "containerd-windows-ltsc2025", "newer than every Windows release"},
+		{14393, "", "oldest release with a profile is build 17763"}, // Windows Server 2016
+		{0, "", "OS build is unknown"},
+	} {
+		p, note, err := DetectBuild("containerd", "windows", c.build, "")
+		switch {
+		case c.want == "" && (err == nil || !strings.Contains(err.Error(), c.note)):
+			t.Errorf("build %d: %v, %v; want an error containing %q", c.build, p, err, c.note)
+		case c.want != "" && (err != nil || p.Name != c.want || !strings.Contains(note, c.note) || (c.note == "") != (note == "")):
+			t.Errorf("build %d: %v (note %q), %v; want %s with a note containing %q", c.build, p, note, err, c.want, c.note)
+		}
+	}
+	if _, _, err := DetectBuild("cri-o", "windows", 20348, ""); err == nil || !strings.Contains(err.Error(), "give -profile") {
+		t.Errorf("no Windows profile for cri-o: %v", err)
+	}
+	if p, _, err := DetectBuild("containerd", "linux", 20348, ""); err != nil || p.Name != "containerd-runc" {
+		t.Errorf("a build does not matter on linux: %v, %v", p, err)
+	}
+	bad := strings.Replace(full("windows", map[string]string{
+		"pid-container": "not-applicable", "pid-pod": "not-applicable", "pid-node": "not-applicable", "pid-target": "not-applicable",
+		"pid-target-pod": "not-applicable", "target-id-validation": "not-applicable", "ipc-pod": "not-applicable", "ipc-node": "not-applicable",
+		"proc-root-fs": "not-applicable", "ptrace-rules": "not-applicable", "story-ops": "not-applicable",
+	}), "os: windows\n", "os: windows\nmatch:\n  runtimeName: containerd\n  windowsRelease: ltsc2030\n", 1)
+	if _, err := Parse([]byte(bad), "t"); err == nil || !strings.Contains(err.Error(), `unknown Windows release "ltsc2030"`) {
+		t.Errorf("unknown release: %v", err)
 	}
 }

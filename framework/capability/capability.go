@@ -31,12 +31,20 @@ type Definition struct {
 	// capability unsupported, or not-applicable where the OS cannot have it
 	// (WIN-1: Windows shares only the network between containers).
 	MandatoryOn []string `json:"mandatoryOn,omitempty"`
+	// AbsentOn lists the node OSes that have no such thing (WIN-1: Windows
+	// shares only the network between containers, and its CRI config has
+	// no PID or IPC namespace option and no target_id). A profile for such
+	// an OS must declare the capability not-applicable, and what a runtime
+	// there does instead is recorded as "not supported on this OS".
+	AbsentOn []string `json:"absentOn,omitempty"`
 }
 
 var (
 	linuxOnly   = []string{"linux"}
 	everywhere  = []string{"linux", "windows"}
 	nowhereMust []string
+	onWindows   = []string{"windows"}
+	nowhere     []string
 )
 
 // The capabilities. Keep All in the same order: it is the matrix's row order.
@@ -63,31 +71,41 @@ const (
 )
 
 var all = []Definition{
-	{PIDContainer, "PID CONTAINER: an isolated PID namespace, the container's own process is PID 1", []string{"CRI-1"}, false, linuxOnly},
-	{PIDPod, "PID POD: containers of a sandbox share one PID namespace whose PID 1 is the infra process", []string{"CRI-1"}, false, linuxOnly},
-	{PIDNode, "PID NODE: the host's PID namespace", []string{"CRI-1"}, false, linuxOnly},
-	{PIDTarget, "PID TARGET into an isolated container: sees that container's processes and no sibling's", []string{"CRI-2"}, false, linuxOnly},
-	{PIDTargetPod, "PID TARGET into a container of a POD-mode sandbox joins the pod namespace", []string{"CRI-2"}, false, linuxOnly},
-	{TargetIDValidation, "target_id must name a container of the same sandbox; anything else is rejected", []string{"CRI-3"}, true, linuxOnly},
-	{UnknownModeError, "an unknown NamespaceMode value is an error, never a silent fallback", []string{"CRI-4", "SKEW-3"}, true, everywhere},
-	{NetPod, "containers of a sandbox share its network namespace (localhost, IP, hostname)", []string{"CRI-5"}, false, everywhere},
-	{IPCPod, "containers of a sandbox share its IPC namespace in POD mode", []string{"CRI-5"}, false, linuxOnly},
-	{NetNode, "network NODE: a sandbox in the host's network namespace", []string{"CRI-5"}, false, linuxOnly},
-	{IPCNode, "IPC NODE: a sandbox in the host's IPC namespace", []string{"CRI-5"}, false, linuxOnly},
-	{ProcRootFS, "a targeting debug container reads the target's filesystem through /proc/<pid>/root", []string{"CRI-6"}, false, nowhereMust},
-	{PtraceRules, "ptrace access rules: another user's process needs SYS_PTRACE, the same user's does not", []string{"SEC-3", "CRI-6", "STORY-DEBUG"}, false, nowhereMust},
-	{NoSideEffects, "a debug container's life leaves the target's state, start time, PID and attempt unchanged", []string{"LIFE-5"}, true, everywhere},
-	{PullAtDebugTime, "the debug image is absent before and pulled at debug time", []string{"LIFE-6"}, true, everywhere},
-	{Exec, "ExecSync and streaming exec into a debug container", []string{"CRI-8"}, true, everywhere},
-	{Attach, "attach to a debug container with stdin and a TTY", []string{"CRI-8"}, true, everywhere},
-	{Logs, "a debug container's output is in its CRI log", []string{"CRI-8", "LIFE-4"}, true, everywhere},
-	{StoryOps, "the operations story end to end on a distroless target", []string{"STORY-OPS", "CRI-2", "CRI-5", "CRI-6"}, false, nowhereMust},
+	{PIDContainer, "PID CONTAINER: an isolated PID namespace, the container's own process is PID 1", []string{"CRI-1"}, false, linuxOnly, onWindows},
+	{PIDPod, "PID POD: containers of a sandbox share one PID namespace whose PID 1 is the infra process", []string{"CRI-1"}, false, linuxOnly, onWindows},
+	{PIDNode, "PID NODE: the host's PID namespace", []string{"CRI-1"}, false, linuxOnly, onWindows},
+	{PIDTarget, "PID TARGET into an isolated container: sees that container's processes and no sibling's", []string{"CRI-2"}, false, linuxOnly, onWindows},
+	{PIDTargetPod, "PID TARGET into a container of a POD-mode sandbox joins the pod namespace", []string{"CRI-2"}, false, linuxOnly, onWindows},
+	{TargetIDValidation, "target_id must name a container of the same sandbox; anything else is rejected", []string{"CRI-3"}, true, linuxOnly, onWindows},
+	{UnknownModeError, "an unknown NamespaceMode value is an error, never a silent fallback", []string{"CRI-4", "SKEW-3"}, true, everywhere, nowhere},
+	{NetPod, "containers of a sandbox share its network namespace (localhost, IP, hostname)", []string{"CRI-5"}, false, everywhere, nowhere},
+	{IPCPod, "containers of a sandbox share its IPC namespace in POD mode", []string{"CRI-5"}, false, linuxOnly, onWindows},
+	{NetNode, "network NODE: a sandbox in the host's network namespace", []string{"CRI-5"}, false, linuxOnly, nowhere},
+	{IPCNode, "IPC NODE: a sandbox in the host's IPC namespace", []string{"CRI-5"}, false, linuxOnly, onWindows},
+	{ProcRootFS, "a targeting debug container reads the target's filesystem through /proc/<pid>/root", []string{"CRI-6"}, false, nowhereMust, onWindows},
+	{PtraceRules, "ptrace access rules: another user's process needs SYS_PTRACE, the same user's does not", []string{"SEC-3", "CRI-6", "STORY-DEBUG"}, false, nowhereMust, onWindows},
+	{NoSideEffects, "a debug container's life leaves the target's state, start time, PID and attempt unchanged", []string{"LIFE-5"}, true, everywhere, nowhere},
+	{PullAtDebugTime, "the debug image is absent before and pulled at debug time", []string{"LIFE-6"}, true, everywhere, nowhere},
+	{Exec, "ExecSync and streaming exec into a debug container", []string{"CRI-8"}, true, everywhere, nowhere},
+	{Attach, "attach to a debug container with stdin and a TTY", []string{"CRI-8"}, true, everywhere, nowhere},
+	{Logs, "a debug container's output is in its CRI log", []string{"CRI-8", "LIFE-4"}, true, everywhere, nowhere},
+	{StoryOps, "the operations story end to end on a distroless target", []string{"STORY-OPS", "CRI-2", "CRI-5", "CRI-6"}, false, nowhereMust, onWindows},
 }
 
 // MandatoryOnOS reports whether a profile for os must declare the
 // capability supported.
 func (d Definition) MandatoryOnOS(os string) bool {
 	for _, o := range d.MandatoryOn {
+		if o == os {
+			return true
+		}
+	}
+	return false
+}
+
+// AbsentOnOS reports whether os has no such thing (see AbsentOn).
+func (d Definition) AbsentOnOS(os string) bool {
+	for _, o := range d.AbsentOn {
 		if o == os {
 			return true
 		}
@@ -131,6 +149,12 @@ const (
 	// NotApplicable: the capability cannot exist on this platform (PID
 	// namespaces on Windows). Its specs skip with the reason.
 	NotApplicable Support = "not-applicable"
+	// Probed: what -profile=probe declares for a capability a runtime may
+	// lack (runtimes.ProbeProfile). Its specs run and record what the
+	// runtime does, and nothing is judged: the probe writes what it saw as
+	// a profile for the vendor to review. Not a value a profile file may
+	// give (ParseSupport refuses it).
+	Probed Support = "probe"
 )
 
 // ParseSupport validates a declaration.
@@ -153,6 +177,16 @@ const (
 	// Deviated: the runtime accepted the request and did something else
 	// (joined another namespace, accepted an invalid value, ...).
 	Deviated Outcome = "deviated"
+	// Blocked: the capability could not be checked because a capability it
+	// depends on (DependsOn) does not work in this spec; the observation
+	// says what the dependency did. The dependency's own cell carries the
+	// verdict.
+	Blocked Outcome = "blocked"
+	// NotOnOS: the node's OS has no such thing (AbsentOn), and the spec
+	// recorded what a debug container there observes instead: on Windows,
+	// a debug container asked to target another is accepted and sees none
+	// of its processes (WIN-1, WIN-2).
+	NotOnOS Outcome = "not-on-this-os"
 )
 
 // Verdict is the judgement of a capability.
@@ -168,10 +202,70 @@ const (
 	// own (its environment, a helper), so the observation is no verdict;
 	// the run fails as a run, not as the runtime's nonconformance.
 	VerdictError Verdict = "error"
+	// VerdictBlocked: every spec of the capability was blocked by a
+	// capability it depends on; no verdict of its own.
+	VerdictBlocked Verdict = "blocked"
+	// Unverified: declared supported, specs for it exist in the suite, and a
+	// full run observed it nowhere (they skipped, say): the declaration was
+	// never checked, and the run fails as a run.
+	Unverified Verdict = "unverified"
+	// NotSupportedOnOS: declared not applicable because the node's OS has
+	// no such thing, and observed so: the cell carries what a debug
+	// container there observed instead (see NotOnOS). Not a verdict against
+	// the runtime, and not a silent skip.
+	NotSupportedOnOS Verdict = "not-supported-on-this-os"
+	// VerdictProbed: observed in probe mode for a capability a runtime may
+	// lack; recorded, not judged (see Probed).
+	VerdictProbed Verdict = "probed"
 )
+
+// ProbeReading says what an outcome seen in probe mode means for the
+// capability's declaration.
+func ProbeReading(outcome Outcome) string {
+	switch outcome {
+	case Works:
+		return "works: declare it supported"
+	case Refused:
+		return "refused at create with a refusal code: declare it unsupported"
+	}
+	return "accepted and did something else: nonconformant whichever way a profile declares it, until the runtime implements it or refuses it"
+}
+
+// Text is a verdict as reports print it.
+func (v Verdict) Text() string {
+	if v == NotSupportedOnOS {
+		return "not supported on this OS"
+	}
+	return string(v)
+}
+
+// dependsOn: capabilities whose specs can only check them through another
+// one. A debug container reads the target's files, ptraces its processes and
+// replays the operations story through the target's PID namespace, so
+// without pid-target there is nothing to check.
+var dependsOn = map[Name]Name{
+	ProcRootFS:  PIDTarget,
+	PtraceRules: PIDTarget,
+	StoryOps:    PIDTarget,
+}
+
+// DependsOn is the capability n can only be checked through ("" for none).
+func DependsOn(n Name) Name { return dependsOn[n] }
 
 // Judge decides whether an outcome is conformant for what was declared.
 func Judge(def Definition, declared Support, outcome Outcome) (Verdict, string) {
+	if outcome == Blocked {
+		return VerdictBlocked, fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", DependsOn(def.Name))
+	}
+	if declared == Probed {
+		return VerdictProbed, "probe: " + ProbeReading(outcome)
+	}
+	if outcome == NotOnOS {
+		if declared == NotApplicable {
+			return NotSupportedOnOS, "not supported on this OS, as the profile declares; the observation says what a debug container sees instead"
+		}
+		return Nonconformant, fmt.Sprintf("declared %s, but the node's OS has no such thing: the runtime accepted the request and did something else", declared)
+	}
 	if outcome == Works {
 		if declared == Unsupported {
 			return Conformant, "works although the profile declares it unsupported"

@@ -22,6 +22,10 @@ func TestJudge(t *testing.T) {
 		{required, Unsupported, Refused, Nonconformant},
 		{required, Unsupported, Deviated, Nonconformant},
 		{required, Unsupported, Works, Conformant},
+		// A probe records what it sees of a capability it declared nothing for.
+		{mode, Probed, Works, VerdictProbed},
+		{mode, Probed, Refused, VerdictProbed},
+		{mode, Probed, Deviated, VerdictProbed},
 	}
 	for _, c := range cases {
 		got, reason := Judge(c.def, c.declared, c.outcome)
@@ -42,6 +46,9 @@ func TestLookupAndParseSupport(t *testing.T) {
 		if _, err := ParseSupport(s); err != nil {
 			t.Error(err)
 		}
+	}
+	if _, err := ParseSupport(string(Probed)); err == nil {
+		t.Error("a profile may not declare probe: only -profile=probe does")
 	}
 	if _, err := ParseSupport("yes"); err == nil {
 		t.Error("invalid support accepted")
@@ -133,5 +140,81 @@ func TestFailedSpecMakesItsObservationsErrors(t *testing.T) {
 	}
 	if e := m.Errors(); len(e) != 1 || e[0] != PIDTarget {
 		t.Errorf("Errors() = %v", e)
+	}
+}
+
+// A blocked capability is no verdict of its own; the dependency carries it.
+func TestBlockedAndUnverified(t *testing.T) {
+	if v, reason := Judge(MustLookup(ProcRootFS), Supported, Blocked); v != VerdictBlocked || reason == "" {
+		t.Errorf("blocked proc-root-fs judged %s (%q)", v, reason)
+	}
+	if DependsOn(ProcRootFS) != PIDTarget || DependsOn(PIDTarget) != "" {
+		t.Error("dependencies wrong")
+	}
+	declared := map[Name]Support{PIDTarget: Supported, ProcRootFS: Supported, NetPod: Supported, IPCPod: Unsupported, Exec: Supported}
+	m := Compute(RuntimeInfo{}, "p", declared, []Layer{LayerCRI}, []SpecObservations{
+		{Spec: SpecRef{Name: "fs", State: "skipped"}, Observations: []Observation{{Capability: ProcRootFS, Layer: LayerCRI, Outcome: Blocked}}},
+		{Spec: SpecRef{Name: "pull", State: "failed"}, Observations: []Observation{{Capability: PullAtDebugTime, Layer: LayerCRI, Outcome: Refused, EnvironmentError: "registry down"}}},
+	})
+	// Specs exist for net-pod, ipc-pod and pid-target; exec has none in this run.
+	m.MarkUnverified(LayerCRI, map[Name]bool{PIDTarget: true, NetPod: true, IPCPod: true, ProcRootFS: true})
+	want := map[Name]Verdict{ProcRootFS: VerdictBlocked, PullAtDebugTime: VerdictError, PIDTarget: Unverified, NetPod: Unverified, IPCPod: NotObserved, Exec: NotObserved}
+	for _, r := range m.Rows {
+		if w, ok := want[r.Capability]; ok && r.Layers[LayerCRI].Verdict != w {
+			t.Errorf("%s: %s, want %s", r.Capability, r.Layers[LayerCRI].Verdict, w)
+		}
+	}
+}
+
+// What the node's OS has no such thing for is recorded, never skipped: a
+// not-applicable declaration with the OS's observation is "not supported
+// on this OS"; the same observation against any other declaration is a
+// nonconformance (the profile claims what the OS cannot do).
+func TestNotSupportedOnOS(t *testing.T) {
+	for _, c := range []struct {
+		n        Name
+		declared Support
+		want     Verdict
+	}{
+		{PIDTarget, NotApplicable, NotSupportedOnOS},
+		{TargetIDValidation, NotApplicable, NotSupportedOnOS}, // required, but absent on the OS
+		{PIDTarget, Supported, Nonconformant},
+		{PIDTarget, Unsupported, Nonconformant},
+		{UnknownModeError, Supported, Nonconformant},
+	} {
+		if v, reason := Judge(MustLookup(c.n), c.declared, NotOnOS); v != c.want || reason == "" {
+			t.Errorf("Judge(%s, %s, not-on-this-os) = %s (%q), want %s", c.n, c.declared, v, reason, c.want)
+		}
+	}
+	declared := map[Name]Support{PIDTarget: NotApplicable, IPCPod: NotApplicable, PtraceRules: NotApplicable, NetPod: Supported}
+	m := Compute(RuntimeInfo{OS: "windows"}, "p", declared, []Layer{LayerCRI}, []SpecObservations{
+		{Spec: SpecRef{Name: "target [WIN-2]", State: "passed"}, Observations: []Observation{{Capability: PIDTarget, Layer: LayerCRI, Outcome: NotOnOS, Observed: "accepted; none of the target's processes visible"}}},
+		{Spec: SpecRef{Name: "ipc [WIN-1]", State: "passed"}, Observations: []Observation{{Capability: IPCPod, Layer: LayerCRI, Outcome: NotOnOS, Observed: "accepted; no IPC namespace option"}}},
+	})
+	want := map[Name]Verdict{PIDTarget: NotSupportedOnOS, IPCPod: NotSupportedOnOS, PtraceRules: VerdictNotApplicable}
+	for _, r := range m.Rows {
+		if w, ok := want[r.Capability]; ok {
+			c := r.Layers[LayerCRI]
+			if c.Verdict != w {
+				t.Errorf("%s: %s, want %s", r.Capability, c.Verdict, w)
+			}
+			if w == NotSupportedOnOS && (len(c.Observed) != 1 || len(c.Observations) != 1) {
+				t.Errorf("%s: the cell must carry the observation: %+v", r.Capability, c)
+			}
+		}
+	}
+	if got := m.NotSupportedOnOS(); len(got) != 2 || len(m.Nonconformant()) != 0 {
+		t.Errorf("NotSupportedOnOS() = %v, Nonconformant() = %v", got, m.Nonconformant())
+	}
+	if NotSupportedOnOS.Text() != "not supported on this OS" || Conformant.Text() != "conformant" {
+		t.Error("verdict texts")
+	}
+	// The OSes where a capability is absent are where no profile may claim it.
+	for _, d := range All() {
+		for _, os := range d.AbsentOn {
+			if d.MandatoryOnOS(os) {
+				t.Errorf("%s is both mandatory and absent on %s", d.Name, os)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package capability
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -12,6 +13,10 @@ type RuntimeInfo struct {
 	APIVersion string `json:"apiVersion"`
 	Endpoint   string `json:"endpoint"`
 	OS         string `json:"os"`
+	// OSEvidence says what told the node's OS (a named pipe, the runtime's
+	// answers); WindowsBuild is a Windows node's OS build.
+	OSEvidence   string `json:"osEvidence,omitempty"`
+	WindowsBuild uint16 `json:"windowsBuild,omitempty"`
 	// Embedded is true for the suite's own containerd.
 	Embedded bool `json:"embedded"`
 	// The rest of the stack, where the suite can tell ("" where not): the
@@ -32,7 +37,11 @@ type RuntimeInfo struct {
 // Stack renders the parts of the stack that are known, for a report header.
 func (rt RuntimeInfo) Stack() string {
 	var parts []string
-	for _, p := range [][2]string{{"embedded runtime", rt.Flavor}, {"kind node runtime", rt.NodeRuntime}, {"OCI runtime", rt.OCIRuntime}, {"RuntimeClass", rt.RuntimeClass}, {"handler", rt.Handler}, {"kernel", rt.Kernel}, {"cgroups", rt.Cgroups}} {
+	build := ""
+	if rt.WindowsBuild != 0 {
+		build = fmt.Sprint(rt.WindowsBuild)
+	}
+	for _, p := range [][2]string{{"embedded runtime", rt.Flavor}, {"kind node runtime", rt.NodeRuntime}, {"OCI runtime", rt.OCIRuntime}, {"RuntimeClass", rt.RuntimeClass}, {"handler", rt.Handler}, {"Windows OS build", build}, {"kernel", rt.Kernel}, {"cgroups", rt.Cgroups}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+" "+p[1])
 		}
@@ -122,6 +131,9 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 			}
 			o.Declared = declared[o.Capability]
 			o.Verdict, o.Reason = Judge(def, o.Declared, o.Outcome)
+			if o.EnvironmentError != "" {
+				o.Verdict, o.Reason = VerdictError, "the suite's environment broke: "+o.EnvironmentError
+			}
 			c := cell(o.Capability, o.Layer)
 			c.Observations = append(c.Observations, o)
 			c.Observed = appendUnique(c.Observed, o.Observed)
@@ -142,7 +154,17 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 				c.Verdict = Nonconformant
 			case o.Verdict == VerdictError && c.Verdict != Nonconformant:
 				c.Verdict = VerdictError
-			case c.Verdict == NotObserved:
+			case o.Verdict == VerdictProbed && c.Verdict == NotObserved:
+				c.Verdict = VerdictProbed
+			case o.Verdict == VerdictBlocked:
+				if c.Verdict == NotObserved {
+					c.Verdict = VerdictBlocked
+				}
+			case o.Verdict == NotSupportedOnOS:
+				if c.Verdict == NotObserved || c.Verdict == VerdictBlocked {
+					c.Verdict = NotSupportedOnOS
+				}
+			case c.Verdict == NotObserved || c.Verdict == VerdictBlocked:
 				c.Verdict = Conformant
 			}
 			if seen[o.Capability] == nil {
@@ -172,6 +194,33 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 	return m
 }
 
+// MarkUnverified turns the not-observed cells of layer into unverified for
+// the capabilities the profile declares supported and the suite has specs
+// for (expected: the capability labels of the run's specs, run or not). Call
+// it for full runs only: a focused run leaves capabilities unobserved on
+// purpose.
+func (m *Matrix) MarkUnverified(layer Layer, expected map[Name]bool) {
+	for i, r := range m.Rows {
+		c, ok := r.Layers[layer]
+		if !ok || c.Verdict != NotObserved || r.Declared != Supported || !expected[r.Capability] {
+			continue
+		}
+		c.Verdict = Unverified
+		c.Reasons = append(c.Reasons, "declared supported, and no spec of this full run observed it (its specs skipped or recorded nothing)")
+		m.Rows[i].Layers[layer] = c
+	}
+}
+
+// Unverified lists the capabilities left unverified at any layer.
+func (m Matrix) Unverified() []Name {
+	return m.where(func(c Cell) bool { return c.Verdict == Unverified })
+}
+
+// Blocked lists the capabilities blocked by a dependency at any layer.
+func (m Matrix) Blocked() []Name {
+	return m.where(func(c Cell) bool { return c.Verdict == VerdictBlocked })
+}
+
 // failedState is a Ginkgo spec state in which the spec did not pass (its
 // report's State string).
 func failedState(state string) bool {
@@ -180,6 +229,12 @@ func failedState(state string) bool {
 		return true
 	}
 	return false
+}
+
+// NotSupportedOnOS lists the capabilities observed as not supported on the
+// node's OS at any layer.
+func (m Matrix) NotSupportedOnOS() []Name {
+	return m.where(func(c Cell) bool { return c.Verdict == NotSupportedOnOS })
 }
 
 // Errors lists the capabilities whose verdict is error at any layer.

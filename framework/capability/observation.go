@@ -25,6 +25,11 @@ type Observation struct {
 	// Case tells apart several observations of one capability in one spec
 	// (for example each invalid target_id).
 	Case string `json:"case,omitempty"`
+	// EnvironmentError is set when the observation would have been a
+	// nonconformance but the suite's own environment was found broken at
+	// that moment (registry down, API server unreachable): it is then no
+	// verdict ("error"), and the run fails as a run.
+	EnvironmentError string `json:"environmentError,omitempty"`
 	// Declared and Verdict are filled when the observation is judged.
 	Declared Support `json:"declared,omitempty"`
 	Verdict  Verdict `json:"verdict,omitempty"`

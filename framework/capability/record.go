@@ -13,6 +13,33 @@ import (
 type Checker struct {
 	Declared map[Name]Support
 	Layer    Layer
+	// Environment, when set, checks the suite's own environment (the
+	// loopback registry, the API server) before a nonconformance is
+	// recorded: a runtime is never blamed for the suite's broken fixture.
+	Environment func() error
+	// Exercises are the capabilities of the spec this checker belongs to
+	// (ForSpec): an environment error during the spec is recorded for them
+	// as "error".
+	Exercises []Name
+}
+
+// ForSpec is a copy of the session's checker for one spec exercising the
+// given capabilities.
+func (c *Checker) ForSpec(exercises ...Name) *Checker {
+	cp := *c
+	cp.Exercises = append([]Name(nil), exercises...)
+	return &cp
+}
+
+// EnvironmentErrorPrefix starts the failure message of a spec that failed
+// because the suite's own environment broke; the summary counts such
+// failures as errors of the run, never as nonconformance.
+const EnvironmentErrorPrefix = "ectest: environment error: "
+
+// IsEnvironmentFailure reports whether a spec's failure message is an
+// environment error.
+func IsEnvironmentFailure(message string) bool {
+	return strings.HasPrefix(message, EnvironmentErrorPrefix)
 }
 
 // RequireApplicable skips the spec when the profile declares the capability
@@ -40,7 +67,19 @@ func (c *Checker) Record(o Observation) {
 	}
 	o.Declared = c.Declared[o.Capability]
 	o.Verdict, o.Reason = Judge(def, o.Declared, o.Outcome)
+	if o.Verdict == Nonconformant && c.Environment != nil {
+		if err := c.Environment(); err != nil {
+			o.EnvironmentError = err.Error()
+			o.Verdict, o.Reason = VerdictError, "the suite's environment broke: "+o.EnvironmentError
+		}
+	}
 	ginkgo.AddReportEntry(ReportEntryName, o, ginkgo.ReportEntryVisibilityNever)
+	switch o.Verdict {
+	case VerdictError:
+		ginkgo.Fail(fmt.Sprintf("%s%s; %s was not judged (observed: %s)\n  evidence:\n%s", EnvironmentErrorPrefix, o.EnvironmentError, o.Capability, o.Observed, indent(o.Evidence, "    ")))
+	case VerdictBlocked:
+		ginkgo.Skip(fmt.Sprintf("%s is blocked by %s: %s", o.Capability, DependsOn(o.Capability), o.Observed))
+	}
 	if o.Verdict == Nonconformant {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s is nonconformant (%s)", o.Capability, strings.Join(o.Requirements, ", "))
@@ -61,4 +100,24 @@ func indent(s, prefix string) string {
 		lines[i] = prefix + l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Fail fails the spec with message, as a helper does when an operation the
+// spec needs went wrong. When the suite's environment is found broken at
+// that moment, the failure is an environment error (see
+// EnvironmentErrorPrefix), which the summary never counts against the
+// runtime.
+func (c *Checker) Fail(message string) {
+	ginkgo.GinkgoHelper()
+	if c != nil && c.Environment != nil {
+		if err := c.Environment(); err != nil {
+			for _, n := range c.Exercises {
+				ginkgo.AddReportEntry(ReportEntryName, Observation{Capability: n, Layer: c.Layer, Outcome: Refused,
+					Observed: "not judged: the suite's environment broke", Evidence: message, EnvironmentError: err.Error(),
+					Requirements: MustLookup(n).Requirements, Declared: c.Declared[n], Verdict: VerdictError}, ginkgo.ReportEntryVisibilityNever)
+			}
+			ginkgo.Fail(fmt.Sprintf("%s%v\n  (while: %s)", EnvironmentErrorPrefix, err, message))
+		}
+	}
+	ginkgo.Fail(message)
 }

@@ -7,16 +7,20 @@ import (
 	"fmt"
 	"net"
 	"os"
+
+	criutil "k8s.io/cri-client/pkg/util"
 )
 
+// contextDialer is the kubelet's own dialer for the endpoint (cri-client).
 func contextDialer(ep Endpoint) (func(context.Context, string) (net.Conn, error), error) {
 	if ep.Scheme != "unix" {
 		return nil, fmt.Errorf("CRI endpoint %s: %s:// endpoints exist only on Windows", ep.Raw, ep.Scheme)
 	}
-	return func(ctx context.Context, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", ep.Path)
-	}, nil
+	addr, dial, err := criutil.GetAddressAndDialer(ep.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("CRI endpoint %s: %w", ep.Raw, err)
+	}
+	return func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx, addr) }, nil
 }
 
 func checkExists(ep Endpoint) error {

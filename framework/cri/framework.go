@@ -45,12 +45,24 @@ type Session struct {
 	// Endpoint is the runtime's CRI endpoint: a unix socket means the
 	// runtime runs on this machine, whose namespaces the suite can read.
 	Endpoint string
+	// OS is the node's OS (DetectOS): on windows the suite sends the
+	// Windows configs the kubelet sends there, never Linux namespace
+	// options.
+	OS string
+	// Tools are the debug image's commands (images.Set.Tools).
+	Tools Tools
 }
+
+// Windows reports whether the node runs Windows.
+func (s *Session) Windows() bool { return s.OS == "windows" }
 
 // Framework is one spec's view of the runtime: everything it creates gets a
 // unique name and is removed by a DeferCleanup registered right after creation.
 type Framework struct {
 	*Session
+	// Checker is the session's, bound to the capabilities the spec
+	// exercises (see capability.Checker.ForSpec).
+	Checker *capability.Checker
 	// Token is unique to the spec; names, argv markers and files carry it.
 	Token string
 	// sandboxes counts the spec's sandboxes, to name each uniquely.
@@ -58,8 +70,8 @@ type Framework struct {
 }
 
 // New starts a spec's framework. Call it inside a setup or subject node.
-func New(s *Session) *Framework {
-	return &Framework{Session: s, Token: randomToken()}
+func New(s *Session, exercises ...capability.Name) *Framework {
+	return &Framework{Session: s, Checker: s.Checker.ForSpec(exercises...), Token: randomToken()}
 }
 
 func randomToken() string {
@@ -84,6 +96,13 @@ type SandboxOptions struct {
 }
 
 func (f *Framework) sandboxConfig(opts SandboxOptions) (*runtimeapi.PodSandboxConfig, error) {
+	var windows *runtimeapi.WindowsPodSandboxConfig
+	if f.Windows() {
+		var why string
+		if windows, why = WindowsSandboxConfig(opts); why != "" {
+			ginkgo.Skip(why)
+		}
+	}
 	f.sandboxes++
 	name := fmt.Sprintf("ectest-%s-%d", f.Token, f.sandboxes)
 	logDir := filepath.Join(f.LogRoot, name)
@@ -98,20 +117,44 @@ func (f *Framework) sandboxConfig(opts SandboxOptions) (*runtimeapi.PodSandboxCo
 	if opts.Network == runtimeapi.NamespaceMode_NODE {
 		hostname = "" // a host-network sandbox has the host's name, as the kubelet sends it
 	}
-	return &runtimeapi.PodSandboxConfig{
+	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: name, Namespace: "ectest-" + f.RunID, Uid: name,
 		},
 		Hostname:     hostname,
 		LogDirectory: logDir,
 		Labels:       map[string]string{LabelSuite: "cri", LabelRun: f.RunID, LabelSpec: f.Token},
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent: "/ectest",
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, Network: opts.Network, Ipc: opts.IPC},
-			},
+	}
+	if windows != nil {
+		cfg.Windows = windows
+		return cfg, nil
+	}
+	cfg.Linux = &runtimeapi.LinuxPodSandboxConfig{
+		CgroupParent: "/ectest",
+		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, Network: opts.Network, Ipc: opts.IPC},
 		},
-	}, nil
+	}
+	return cfg, nil
+}
+
+// WindowsSandboxConfig is the Windows part of a sandbox's config, as the
+// CRI has it for Windows nodes: a security context whose namespace options
+// hold the network mode only (WindowsNamespaceOption; the kubelet leaves it
+// unset, which is POD). Windows has no PID or IPC namespace option (WIN-1):
+// a sandbox that asks for anything but the defaults cannot be sent, and why
+// says so.
+func WindowsSandboxConfig(opts SandboxOptions) (cfg *runtimeapi.WindowsPodSandboxConfig, why string) {
+	defaultPID := opts.PID == runtimeapi.NamespaceMode_CONTAINER || (opts.PID == runtimeapi.NamespaceMode_POD && !opts.SharePID)
+	switch {
+	case !defaultPID || opts.SharePID:
+		return nil, fmt.Sprintf("the Windows CRI has no PID namespace option (WIN-1): a sandbox with PID %s%s cannot be asked for on a Windows node", opts.PID, map[bool]string{true: " (a shared process namespace)"}[opts.SharePID])
+	case opts.IPC != runtimeapi.NamespaceMode_POD:
+		return nil, fmt.Sprintf("the Windows CRI has no IPC namespace option (WIN-1): a sandbox with IPC %s cannot be asked for on a Windows node", opts.IPC)
+	}
+	return &runtimeapi.WindowsPodSandboxConfig{SecurityContext: &runtimeapi.WindowsSandboxSecurityContext{
+		NamespaceOptions: &runtimeapi.WindowsNamespaceOption{Network: opts.Network},
+	}}, ""
 }
 
 // TryRunSandbox runs a sandbox and registers its removal; the error is the
@@ -140,7 +183,7 @@ func (f *Framework) RunSandbox(ctx context.Context, opts SandboxOptions) *Sandbo
 	ginkgo.GinkgoHelper()
 	sb, err := f.TryRunSandbox(ctx, opts)
 	if err != nil {
-		ginkgo.Fail("RunPodSandbox: " + StatusText(err))
+		f.Checker.Fail("RunPodSandbox: " + StatusText(err))
 	}
 	return sb
 }
@@ -148,14 +191,53 @@ func (f *Framework) RunSandbox(ctx context.Context, opts SandboxOptions) *Sandbo
 func (f *Framework) removeSandbox(id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
 	defer cancel()
+	// A spec may have removed it already (NotFound): nothing is left then.
 	var errs []error
-	if _, err := f.Runtime.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil {
+	if _, err := f.Runtime.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
 		errs = append(errs, fmt.Errorf("StopPodSandbox %s: %s", id, StatusText(err)))
 	}
-	if _, err := f.Runtime.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil {
+	if _, err := f.Runtime.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
 		errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %s", id, StatusText(err)))
 	}
 	return errors.Join(errs...)
+}
+
+// StopSandbox stops a sandbox now, with whatever still runs in it.
+func (f *Framework) StopSandbox(ctx context.Context, sb *Sandbox) error {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	_, err := f.Runtime.Runtime.StopPodSandbox(cctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.ID})
+	return err
+}
+
+// RemoveSandbox removes a stopped sandbox now (its cleanup then finds nothing).
+func (f *Framework) RemoveSandbox(ctx context.Context, sb *Sandbox) error {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	_, err := f.Runtime.Runtime.RemovePodSandbox(cctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.ID})
+	return err
+}
+
+// SandboxState is the sandbox's state as the runtime reports it.
+func (f *Framework) SandboxState(ctx context.Context, sb *Sandbox) (runtimeapi.PodSandboxState, error) {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	resp, err := f.Runtime.Runtime.PodSandboxStatus(cctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb.ID})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetStatus().GetState(), nil
+}
+
+// ContainersOf lists the containers the runtime has in a sandbox.
+func (f *Framework) ContainersOf(ctx context.Context, sb *Sandbox) ([]*runtimeapi.Container, error) {
+	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	defer cancel()
+	resp, err := f.Runtime.Runtime.ListContainers(cctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{PodSandboxId: sb.ID}})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Containers, nil
 }
 
 // Container is a container created by a spec.
@@ -168,6 +250,10 @@ type Container struct {
 	Marker string
 	// Port is a target's HTTP port (0 for other containers).
 	Port int
+	// NotSent says what of the request the node's CRI config cannot carry
+	// and was left out, as the kubelet leaves it out (on Windows: the PID
+	// TARGET and target_id of a debug container with a target).
+	NotSent string
 }
 
 // LogPath is the container's log file on the host.
@@ -182,9 +268,9 @@ type ContainerOptions struct {
 	Image string
 	// Command replaces the image entrypoint; Args are its arguments.
 	Command, Args []string
-	PID           runtimeapi.NamespaceMode
-	// PIDSet says PID was given explicitly (POD is the zero value).
-	PIDSet       bool
+	// PID is the container's PID mode; nil means CONTAINER, what the
+	// kubelet sends without shareProcessNamespace (see Mode).
+	PID          *runtimeapi.NamespaceMode
 	TargetID     string
 	Network, IPC runtimeapi.NamespaceMode
 	RunAsUser    *int64
@@ -194,10 +280,19 @@ type ContainerOptions struct {
 	Env          map[string]string
 }
 
-func (f *Framework) containerConfig(opts ContainerOptions) *runtimeapi.ContainerConfig {
-	pid := opts.PID
-	if !opts.PIDSet && pid == runtimeapi.NamespaceMode_POD {
-		pid = runtimeapi.NamespaceMode_CONTAINER
+// Mode is an explicit namespace mode for the options' PID field. POD is the
+// CRI's zero value, so "not given" needs its own value (nil), not a flag.
+func Mode(m runtimeapi.NamespaceMode) *runtimeapi.NamespaceMode { return &m }
+
+// containerConfig is the container's config for the node's OS; notSent is
+// what the OS's config cannot carry and was left out (see Container).
+func (f *Framework) containerConfig(opts ContainerOptions) (cfg *runtimeapi.ContainerConfig, notSent string) {
+	if f.Windows() {
+		return f.windowsContainerConfig(opts)
+	}
+	pid := runtimeapi.NamespaceMode_CONTAINER
+	if opts.PID != nil {
+		pid = *opts.PID
 	}
 	var envs []*runtimeapi.KeyValue
 	for k, v := range opts.Env {
@@ -224,14 +319,77 @@ func (f *Framework) containerConfig(opts ContainerOptions) *runtimeapi.Container
 		Tty:       opts.TTY,
 		Labels:    map[string]string{LabelSuite: "cri", LabelRun: f.RunID, LabelSpec: f.Token},
 		Linux:     &runtimeapi.LinuxContainerConfig{SecurityContext: sc},
+	}, ""
+}
+
+// windowsContainerConfig is a container's config for a Windows node: what
+// the kubelet sends there, a WindowsContainerConfig with an empty security
+// context and no namespace options at all (the CRI has none for Windows
+// containers). A debug container's PID TARGET and target_id are left out
+// as the kubelet leaves targetContainerName out on Windows (WIN-2), and
+// notSent says so; any other namespace or Linux security request cannot
+// be sent, and the spec skips saying why.
+func (f *Framework) windowsContainerConfig(opts ContainerOptions) (cfg *runtimeapi.ContainerConfig, notSent string) {
+	ginkgo.GinkgoHelper()
+	wc, notSent, why := WindowsContainerConfig(opts)
+	if why != "" {
+		ginkgo.Skip(why)
 	}
+	var envs []*runtimeapi.KeyValue
+	for k, v := range opts.Env {
+		envs = append(envs, &runtimeapi.KeyValue{Key: k, Value: []byte(v)})
+	}
+	return &runtimeapi.ContainerConfig{
+		Metadata:  &runtimeapi.ContainerMetadata{Name: opts.Name},
+		Image:     &runtimeapi.ImageSpec{Image: opts.Image},
+		Command:   opts.Command,
+		Args:      opts.Args,
+		Envs:      envs,
+		LogPath:   opts.Name + ".log",
+		Stdin:     opts.Stdin,
+		StdinOnce: opts.StdinOnce,
+		Tty:       opts.TTY,
+		Labels:    map[string]string{LabelSuite: "cri", LabelRun: f.RunID, LabelSpec: f.Token},
+		Windows:   wc,
+	}, notSent
+}
+
+// WindowsContainerConfig is the Windows part of a container's config (see
+// windowsContainerConfig); notSent names what was left out as the kubelet
+// leaves it out, why what cannot be asked for on Windows at all.
+func WindowsContainerConfig(opts ContainerOptions) (cfg *runtimeapi.WindowsContainerConfig, notSent, why string) {
+	pid := runtimeapi.NamespaceMode_CONTAINER
+	if opts.PID != nil {
+		pid = *opts.PID
+	}
+	switch {
+	case pid == runtimeapi.NamespaceMode_TARGET:
+		notSent = fmt.Sprintf("PID TARGET with target_id %q not sent: a Windows container's CRI config has no namespace options, and the kubelet drops targetContainerName on Windows (WIN-2)", opts.TargetID)
+	case pid != runtimeapi.NamespaceMode_CONTAINER:
+		why = fmt.Sprintf("the Windows CRI has no PID namespace option (WIN-1): a container with PID %s cannot be asked for on a Windows node", pid)
+	case opts.TargetID != "":
+		why = "the Windows CRI has no target_id (WIN-1): a container with one cannot be asked for on a Windows node"
+	}
+	switch {
+	case why != "":
+	case opts.Network != runtimeapi.NamespaceMode_POD:
+		why = fmt.Sprintf("a Windows container's CRI config has no network namespace option (every container joins its sandbox's network): network %s cannot be asked for on a Windows node", opts.Network)
+	case opts.IPC != runtimeapi.NamespaceMode_POD:
+		why = fmt.Sprintf("the Windows CRI has no IPC namespace option (WIN-1): IPC %s cannot be asked for on a Windows node", opts.IPC)
+	case opts.RunAsUser != nil || len(opts.AddCaps) > 0:
+		why = "Linux user IDs and capabilities do not exist in a Windows container's CRI config"
+	}
+	if why != "" {
+		return nil, "", why
+	}
+	return &runtimeapi.WindowsContainerConfig{SecurityContext: &runtimeapi.WindowsContainerSecurityContext{}}, notSent, ""
 }
 
 // TryCreateContainer creates (not starts) a container and registers its
 // removal. The error is the runtime's, for specs that expect a refusal.
 func (f *Framework) TryCreateContainer(ctx context.Context, sb *Sandbox, opts ContainerOptions) (*Container, error) {
 	ginkgo.GinkgoHelper()
-	cfg := f.containerConfig(opts)
+	cfg, notSent := f.containerConfig(opts)
 	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
 	defer cancel()
 	resp, err := f.Runtime.Runtime.CreateContainer(cctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.ID, Config: cfg, SandboxConfig: sb.Config})
@@ -241,7 +399,7 @@ func (f *Framework) TryCreateContainer(ctx context.Context, sb *Sandbox, opts Co
 	if err != nil {
 		return nil, err
 	}
-	return &Container{ID: resp.ContainerId, Name: opts.Name, Sandbox: sb, Config: cfg}, nil
+	return &Container{ID: resp.ContainerId, Name: opts.Name, Sandbox: sb, Config: cfg, NotSent: notSent}, nil
 }
 
 // TryStartContainer creates and starts a container.
@@ -264,7 +422,7 @@ func (f *Framework) StartContainer(ctx context.Context, sb *Sandbox, opts Contai
 	ginkgo.GinkgoHelper()
 	c, err := f.TryStartContainer(ctx, sb, opts)
 	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("create and start container %q: %s", opts.Name, StatusText(err)))
+		f.Checker.Fail(fmt.Sprintf("create and start container %q: %s", opts.Name, StatusText(err)))
 	}
 	return c
 }
@@ -319,6 +477,32 @@ func (f *Framework) Status(ctx context.Context, c *Container) (*runtimeapi.Conta
 	return resp.Status, nil
 }
 
+// WaitForState polls the container's CRI status until it reports state,
+// for up to timeout. It returns the last status seen; err says what the
+// last poll saw when the state never came (a status error, or the state
+// it was in instead).
+func (f *Framework) WaitForState(ctx context.Context, c *Container, state runtimeapi.ContainerState, timeout time.Duration) (*runtimeapi.ContainerStatus, error) {
+	var last *runtimeapi.ContainerStatus
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, timeout, true, func(ctx context.Context) (bool, error) {
+		st, err := f.Status(ctx, c)
+		switch {
+		case err == nil:
+			last, lastErr = st, nil
+		case ctx.Err() == nil: // not the poll's own deadline cutting the call
+			lastErr = err
+		}
+		return err == nil && st.GetState() == state, nil
+	})
+	switch {
+	case err == nil:
+		return last, nil
+	case lastErr != nil || last == nil:
+		return last, fmt.Errorf("%s not %s within %s: ContainerStatus: %s", c.Name, state, timeout, StatusText(lastErr))
+	}
+	return last, fmt.Errorf("%s still %s after %s, not %s", c.Name, last.GetState(), timeout, state)
+}
+
 // ExecResult is the outcome of an ExecSync.
 type ExecResult struct {
 	Cmd      []string
@@ -347,10 +531,10 @@ func (f *Framework) MustExec(ctx context.Context, c *Container, cmd ...string) s
 	ginkgo.GinkgoHelper()
 	r, err := f.Exec(ctx, c, cmd...)
 	if err != nil {
-		ginkgo.Fail(err.Error())
+		f.Checker.Fail(err.Error())
 	}
 	if r.ExitCode != 0 {
-		ginkgo.Fail(fmt.Sprintf("command failed in container %s:\n%s", c.Name, r))
+		f.Checker.Fail(fmt.Sprintf("command failed in container %s:\n%s", c.Name, r))
 	}
 	return r.Stdout
 }
@@ -368,17 +552,9 @@ func (f *Framework) Processes(ctx context.Context, c *Container) ([]Process, str
 	return procs, r.Stdout, err
 }
 
-// Logs reads the container's CRI log file (the runtime writes it on this host).
-func (f *Framework) Logs(c *Container) (string, error) {
-	data, err := os.ReadFile(c.LogPath())
-	if err != nil {
-		return "", err
-	}
-	lines, err := ParseLog(string(data))
-	if err != nil {
-		return "", err
-	}
-	return Text(lines), nil
+// Logs reads the container's CRI log: what it wrote to stdout and to stderr.
+func (f *Framework) Logs(ctx context.Context, c *Container) (stdout, stderr string, err error) {
+	return LogStreams(ctx, c.LogPath())
 }
 
 // ImagePresent reports whether the image service has the image.

@@ -1,6 +1,9 @@
 package cri
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -95,21 +98,25 @@ func TestParsePSAndClassify(t *testing.T) {
 	}
 }
 
-func TestParseLog(t *testing.T) {
-	lines, err := ParseLog("2026-11-22T04:00:00.000000001Z stdout F out-42\n" +
+// The kubelet's log reader (cri-client) splits a CRI log into its streams
+// and glues partial lines.
+func TestLogStreams(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "debug.log")
+	log := "2026-11-22T04:00:00.000000001Z stdout F out-42\n" +
 		"2026-11-22T04:00:00.1Z stderr P err-\n" +
-		"2026-11-22T04:00:00.2Z stderr F 42\n" +
-		"2026-11-22T04:00:00.3Z stdout F \n")
-	if err != nil || len(lines) != 4 || lines[1].Stream != "stderr" || !lines[1].Partial {
-		t.Fatalf("ParseLog = %+v, %v", lines, err)
+		"2026-11-22T04:00:00.2Z stderr F 42\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if got := Text(lines); got != "out-42\nerr-42\n\n" {
-		t.Errorf("Text = %q", got)
+	out, errs, err := LogStreams(context.Background(), path)
+	if err != nil || out != "out-42\n" || errs != "err-42\n" {
+		t.Errorf("LogStreams = %q, %q, %v", out, errs, err)
 	}
-	for _, bad := range []string{"not-a-time stdout F x", "2026-11-22T04:00:00Z stdnone F x", "2026-11-22T04:00:00Z"} {
-		if _, err := ParseLog(bad); err == nil {
-			t.Errorf("ParseLog(%q) accepted", bad)
-		}
+	if err := os.WriteFile(path, []byte("not a log line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LogStreams(context.Background(), path); err == nil {
+		t.Error("a malformed log accepted")
 	}
 }
 

@@ -23,11 +23,13 @@ const TargetPort = 8080
 // TargetOptions shape a target container (the distroless program).
 type TargetOptions struct {
 	Name string
-	// PID is the container's PID mode; zero value with PIDSet false means
-	// CONTAINER, as the kubelet sends without shareProcessNamespace.
-	PID       runtimeapi.NamespaceMode
-	PIDSet    bool
+	// PID is the container's PID mode; nil means CONTAINER, as the kubelet
+	// sends without shareProcessNamespace (see Mode).
+	PID       *runtimeapi.NamespaceMode
 	RunAsUser *int64
+	// AddCaps are capabilities added to the target's default set (named
+	// as the kubelet sends them, without "CAP_").
+	AddCaps []string
 	// Port defaults to TargetPort.
 	Port int
 	// ShmKey, if set, makes the target hold a SysV shared memory segment.
@@ -58,7 +60,7 @@ func (f *Framework) CreateTarget(ctx context.Context, sb *Sandbox, o TargetOptio
 	opts, port := f.targetContainerOptions(o)
 	c, err := f.TryCreateContainer(ctx, sb, opts)
 	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("create container %q: %s", o.Name, StatusText(err)))
+		f.Checker.Fail(fmt.Sprintf("create container %q: %s", o.Name, StatusText(err)))
 	}
 	c.Marker, c.Port = f.TargetMarker(o.Name), port
 	return c
@@ -74,15 +76,15 @@ func (f *Framework) targetContainerOptions(o TargetOptions) (ContainerOptions, i
 	}
 	return ContainerOptions{
 		Name: o.Name, Image: f.Images[images.Target], Args: args,
-		PID: o.PID, PIDSet: o.PIDSet, RunAsUser: o.RunAsUser, Env: o.Env,
+		PID: o.PID, RunAsUser: o.RunAsUser, AddCaps: o.AddCaps, Env: o.Env,
 	}, o.Port
 }
 
 // DebugOptions shape a debug container (busybox).
 type DebugOptions struct {
-	Name      string
-	PID       runtimeapi.NamespaceMode
-	PIDSet    bool
+	Name string
+	// PID is nil for CONTAINER (see Mode).
+	PID       *runtimeapi.NamespaceMode
 	TargetID  string
 	Network   runtimeapi.NamespaceMode
 	IPC       runtimeapi.NamespaceMode
@@ -109,11 +111,11 @@ func (f *Framework) debugContainerOptions(o DebugOptions) ContainerOptions {
 	}
 	cmd := o.Command
 	if cmd == nil {
-		cmd = []string{"sh", "-c", "sleep 86400 & wait", f.DebugMarker(o.Name)}
+		cmd = f.Tools.Sleep(f.DebugMarker(o.Name))
 	}
 	return ContainerOptions{
 		Name: o.Name, Image: o.Image, Command: cmd,
-		PID: o.PID, PIDSet: o.PIDSet, TargetID: o.TargetID, Network: o.Network, IPC: o.IPC,
+		PID: o.PID, TargetID: o.TargetID, Network: o.Network, IPC: o.IPC,
 		AddCaps: o.AddCaps, RunAsUser: o.RunAsUser, Stdin: o.Stdin, TTY: o.TTY, StdinOnce: o.StdinOnce,
 	}
 }
@@ -143,7 +145,7 @@ func (f *Framework) StartDebug(ctx context.Context, sb *Sandbox, o DebugOptions)
 	ginkgo.GinkgoHelper()
 	c, err := f.TryStartDebug(ctx, sb, o)
 	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("start debug container %q: %s", o.Name, StatusText(err)))
+		f.Checker.Fail(fmt.Sprintf("start debug container %q: %s", o.Name, StatusText(err)))
 	}
 	return c
 }
@@ -272,7 +274,7 @@ func (f *Framework) TargetInfoFrom(ctx context.Context, from *Container, port in
 	ginkgo.GinkgoHelper()
 	info, err := f.TryTargetInfoFrom(ctx, from, port)
 	if err != nil {
-		ginkgo.Fail(err.Error())
+		f.Checker.Fail(err.Error())
 	}
 	return info
 }
@@ -284,12 +286,12 @@ func (f *Framework) TryTargetInfoFrom(ctx context.Context, from *Container, port
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/info"
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
-		r, err := f.Exec(ctx, from, "wget", "-qO-", url)
+		r, err := f.Exec(ctx, from, f.Tools.HTTPGet(url)...)
 		switch {
 		case err != nil:
 			last = err
 		case r.ExitCode != 0:
-			last = fmt.Errorf("wget %s from %s:\n%s", url, from.Name, r)
+			last = fmt.Errorf("GET %s from %s:\n%s", url, from.Name, r)
 		default:
 			if last = json.Unmarshal([]byte(r.Stdout), &info); last != nil {
 				last = fmt.Errorf("decode %q: %w", r.Stdout, last)
@@ -318,7 +320,7 @@ func (f *Framework) RecordPIDView(ctx context.Context, n capability.Name, want V
 	}
 	view, err := f.ObservePIDs(ctx, dbg, target, siblings...)
 	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("observe processes from %s: %v\n%s", dbg.Name, err, view.PS))
+		f.Checker.Fail(fmt.Sprintf("observe processes from %s: %v\n%s", dbg.Name, err, view.PS))
 	}
 	outcome := capability.Works
 	if view.View != want {
@@ -352,4 +354,33 @@ func HostNamespaceLink(endpoint, kind string) (link string, ok bool) {
 	}
 	l, err := os.Readlink("/proc/self/ns/" + kind)
 	return l, err == nil
+}
+
+// StartTargetingDebug starts a PID TARGET debug container for a spec whose
+// capability n depends on pid-target (capability.DependsOn): it reads the
+// target's files, ptraces its processes, or replays a story through its PID
+// namespace. When the runtime refuses the container or puts it anywhere but
+// the target's PID namespace, there is nothing to check: the spec records
+// n as blocked by pid-target, with what the runtime did, and skips (the
+// pid-target specs carry the verdict). It returns the debug container and
+// what it sees.
+func (f *Framework) StartTargetingDebug(ctx context.Context, n capability.Name, sb *Sandbox, o DebugOptions, target *Container) (*Container, PIDView) {
+	ginkgo.GinkgoHelper()
+	o.PID, o.TargetID = Mode(runtimeapi.NamespaceMode_TARGET), target.ID
+	dep := capability.DependsOn(n)
+	dbg, err := f.TryStartDebug(ctx, sb, o)
+	if err != nil {
+		f.Checker.Record(capability.Observation{Capability: n, Outcome: capability.Blocked,
+			Observed: fmt.Sprintf("%s did not work: the TARGET debug container was not started", dep), Evidence: StatusText(err)})
+		return nil, PIDView{}
+	}
+	view, err := f.ObservePIDs(ctx, dbg, target)
+	if err != nil {
+		f.Checker.Fail(fmt.Sprintf("observe processes from %s: %v\n%s", dbg.Name, err, view.PS))
+	}
+	if view.View != ViewTarget {
+		f.Checker.Record(capability.Observation{Capability: n, Outcome: capability.Blocked,
+			Observed: fmt.Sprintf("%s did not work: the TARGET debug container landed in the %s", dep, view.View), Evidence: view.Evidence()})
+	}
+	return dbg, view
 }

@@ -3,6 +3,7 @@ package cri
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -25,8 +26,15 @@ type StreamResult struct {
 type Input struct {
 	Text  string
 	Until string
+	// UntilStderr, without a TTY, is waited for on stderr as well.
+	UntilStderr string
 	// Then is typed once Until was seen, before stdin closes ("exit\n").
 	Then string
+	// Drop ends the session once Until (and UntilStderr) were seen by
+	// dropping the connection, as a client that goes away does: stdin is
+	// never closed, so the session sends no EOF. A dropped session returns
+	// no error.
+	Drop bool
 }
 
 // watchedBuffer is a buffer that closes seen once it contains a substring.
@@ -65,30 +73,63 @@ func stream(ctx context.Context, rawURL string, in *Input, tty bool) (StreamResu
 	if err != nil {
 		return StreamResult{}, err
 	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	stdout := &watchedBuffer{seen: make(chan struct{})}
-	var stderr bytes.Buffer
+	stderr := &watchedBuffer{seen: make(chan struct{})}
 	opts := remotecommand.StreamOptions{Stdout: stdout, Tty: tty}
 	if !tty {
-		opts.Stderr = &stderr
+		opts.Stderr = stderr
 	}
+	dropped := make(chan struct{})
 	if in != nil {
-		stdout.until = in.Until
+		stdout.until, stderr.until = in.Until, in.UntilStderr
+		if in.UntilStderr == "" || tty {
+			stderr.once.Do(func() { close(stderr.seen) })
+		}
 		r, w := io.Pipe()
 		opts.Stdin = r
 		go func() {
 			_, _ = io.WriteString(w, in.Text)
 			select {
 			case <-stdout.seen:
-				if in.Then != "" {
-					_, _ = io.WriteString(w, in.Then)
+				select {
+				case <-stderr.seen:
+				case <-sctx.Done():
 				}
-			case <-ctx.Done():
+			case <-sctx.Done():
+			}
+			switch {
+			case in.Drop && sctx.Err() == nil:
+				// Cut the connection; stdin stays open until the
+				// session is gone, so no EOF is ever sent.
+				close(dropped)
+				cancel()
+				return
+			case in.Drop:
+				return
+			case in.Then != "" && sctx.Err() == nil:
+				_, _ = io.WriteString(w, in.Then)
 			}
 			_ = w.Close()
 		}()
-		defer r.Close()
+		// After the session, whose connection is closed by then: EOF
+		// for the stdin copier, which would report a closed reader.
+		defer func() {
+			_ = w.Close()
+			if !in.Drop {
+				_ = r.Close()
+			}
+		}()
 	}
-	err = exec.StreamWithContext(ctx, opts)
+	err = exec.StreamWithContext(sctx, opts)
+	select {
+	case <-dropped:
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+	default:
+	}
 	return StreamResult{Stdout: stdout.String(), Stderr: stderr.String()}, err
 }
 

@@ -148,11 +148,8 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 	}
 	logf("cluster %s: %s", h.Env.ServerVersion, h.Env.Runtime.Stack())
 	h.Env.Kubectl = findKubectl(ctx, cfg, v.GitVersion)
-	h.Env.Profile = cfg.LoadedProfile
-	if h.Env.Profile == nil {
-		if h.Env.Profile, err = runtimes.Detect(h.Env.Runtime.Name, h.Env.Runtime.OS, handler); err != nil {
-			return h, err
-		}
+	if h.Env.Profile, _, err = runtimes.Resolve(cfg.Profile, cfg.LoadedProfile, h.Env.Runtime.Name, h.Env.Runtime.OS, 0, handler); err != nil {
+		return h, err
 	}
 	return h, nil
 }
@@ -221,6 +218,19 @@ func (h *ClusterHandle) Down(ctx context.Context, failed bool) error {
 	return errors.Join(errs...)
 }
 
+// clusterCheck is the environment probe of a cluster session: the API
+// server must say it is ready, and the registry must answer.
+func clusterCheck(client kubernetes.Interface, registryAddr string) func() error {
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), framework.DefaultTimeouts.EnvironmentProbe)
+		defer cancel()
+		if body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
+			return fmt.Errorf("the API server is not ready: %v %s", err, strings.TrimSpace(string(body)))
+		}
+		return registryCheck(registryAddr)()
+	}
+}
+
 // Session connects one parallel process to the cluster.
 func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 	c, client, err := kube.Connect(e.Kubeconfig, func(c *rest.Config) { c.QPS, c.Burst = 50, 100 })
@@ -229,7 +239,7 @@ func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 	}
 	return &kube.Session{
 		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts, RuntimeClass: e.RuntimeClass,
-		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster},
+		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster, Environment: clusterCheck(client, e.Registry)},
 	}, nil
 }
 

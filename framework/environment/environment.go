@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -96,9 +95,32 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		return h, err
 	}
 
-	// Images: the suite's own Linux images unless the images file names them all.
-	nodeOS := runtime.GOOS
-	override := cfg.LoadedImages.For(nodeOS, 0)
+	// The node's OS: the embedded runtime's is Linux; a given runtime's is
+	// what its endpoint and its answers say (cri.DetectOS).
+	node := cri.NodeOS{OS: "linux", Evidence: "the suite's embedded runtime"}
+	if cfg.RuntimeEndpoint != "" {
+		dctx, cancel := context.WithTimeout(ctx, framework.DefaultTimeouts.RuntimeCall)
+		node, err = cri.DetectOS(dctx, cfg.RuntimeEndpoint)
+		cancel()
+		if err != nil {
+			return h, err
+		}
+	}
+	nodeOS := node.OS
+	// Images: on Linux the suite's own, but those the images file names; a
+	// Windows node runs the images file's windows set for its OS build.
+	var windowsSet images.Set
+	var build uint16
+	if nodeOS == "windows" {
+		if build, err = windowsBuild(cfg.WindowsBuild); err != nil {
+			return h, err
+		}
+		windowsSet = cfg.LoadedImages.For(nodeOS, build)
+		if !windowsSet.HasImages(images.Debug, images.Target) {
+			return h, fmt.Errorf("no images for this Windows node (OS build %d): the suite builds Linux images only, so give -images-file with a windows set, naming debug and target, this build can run (its own build before 20348; from 20348, any from 20348 up to %d)", build, build)
+		}
+		logf("Windows node, OS build %d (%s); debug image tools: %s", build, node.Evidence, windowsSet.Tools(nodeOS))
+	}
 	var binDir string
 	var flavor embedded.Flavor
 	if cfg.RuntimeEndpoint == "" {
@@ -119,12 +141,16 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		return h, err
 	}
 	h.Env.Registry = h.registry.Addr()
-	if nodeOS == "linux" {
-		if h.Env.Images, err = buildImages(ctx, cfg, override, h.Env.Registry, logf); err != nil {
+	// The suite serves its own Linux images wherever it runs on Linux; a
+	// Windows node runs its images file's set instead (the Windows
+	// self-test's set names the suite's own, served here).
+	if runtime.GOOS == "linux" {
+		if h.Env.Images, err = buildImages(ctx, cfg, cfg.LoadedImages.For("linux", 0), h.Env.Registry, logf); err != nil {
 			return h, err
 		}
-	} else {
-		h.Env.Images = override
+	}
+	if nodeOS == "windows" {
+		h.Env.Images = windowsSet
 	}
 
 	// Runtime: the given endpoint, or the embedded containerd.
@@ -136,7 +162,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 			containerd = "" // the flavor's own
 		}
 		h.embedded, err = embedded.Start(ctx, embedded.Options{
-			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Runsc: flavor.Handler == "runsc",
+			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Runsc: flavor.Handler == "runsc", Crun: flavor.Handler == "crun",
 			CNIBinDir:    cfg.CNIBinDir,
 			RegistryAddr: h.Env.Registry,
 			SandboxImage: h.Env.Images[images.Pause],
@@ -156,7 +182,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	}
 	h.Env.Runtime = capability.RuntimeInfo{
 		Name: v.RuntimeName, Version: v.RuntimeVersion, APIVersion: v.RuntimeApiVersion,
-		Endpoint: h.Env.RuntimeEndpoint, OS: nodeOS, Embedded: h.embedded != nil,
+		Endpoint: h.Env.RuntimeEndpoint, OS: nodeOS, OSEvidence: node.Evidence, WindowsBuild: build, Embedded: h.embedded != nil,
 		Handler: h.Env.RuntimeHandler,
 	}
 	if h.Env.Runtime.Handler == "" {
@@ -164,23 +190,20 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	}
 	if h.embedded != nil {
 		h.Env.Runtime.Flavor = flavor.Name
-		oci := "runc"
-		if flavor.Handler == "runsc" {
-			oci = "runsc"
-		}
-		h.Env.Runtime.OCIRuntime = ociVersion(ctx, binDir, oci)
+		h.Env.Runtime.OCIRuntime = flavor.OCIRuntimeVersion(ctx, binDir)
 	}
-	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") {
+	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") && nodeOS == "linux" {
 		h.Env.Runtime.Kernel, h.Env.Runtime.Cgroups = hostKernel(), hostCgroups()
 	}
-	h.Env.Profile = cfg.LoadedProfile
-	if h.Env.Profile == nil {
-		if h.Env.Profile, err = runtimes.Detect(v.RuntimeName, nodeOS, h.Env.RuntimeHandler); err != nil {
-			return h, err
-		}
+	var note string
+	if h.Env.Profile, note, err = runtimes.Resolve(cfg.Profile, cfg.LoadedProfile, v.RuntimeName, nodeOS, build, h.Env.RuntimeHandler); err != nil {
+		return h, err
+	}
+	if note != "" {
+		logf("%s", note)
 	}
 	if h.Env.Profile.OS != nodeOS {
-		return h, fmt.Errorf("profile %s is for %s nodes, but the runtime runs on %s", h.Env.Profile.Name, h.Env.Profile.OS, nodeOS)
+		return h, fmt.Errorf("profile %s is for %s nodes, but the runtime runs on %s (%s)", h.Env.Profile.Name, h.Env.Profile.OS, nodeOS, node.Evidence)
 	}
 	logf("runtime %s %s (CRI %s) at %s, profile %s", v.RuntimeName, v.RuntimeVersion, v.RuntimeApiVersion, h.Env.RuntimeEndpoint, h.Env.Profile.Name)
 	// Pre-pull the images every spec uses, so parallel specs do not race to
@@ -188,22 +211,31 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	if err := h.prePull(ctx, h.Env.Images[images.Debug], h.Env.Images[images.Target]); err != nil {
 		return h, err
 	}
+	if os.Getenv(SelfTestRegistryDown) == "1" {
+		logf("SELF-TEST (%s=1): stopping the loopback registry after setup; specs that need it must report an environment error, never a nonconformance", SelfTestRegistryDown)
+		err := h.registry.Close()
+		h.registry = nil
+		return h, err
+	}
 	return h, nil
 }
 
-// ociVersion is "runc 1.5.2" for the OCI runtime in binDir (or on PATH).
-func ociVersion(ctx context.Context, binDir, name string) string {
-	bin := name
-	if binDir != "" {
-		bin = filepath.Join(binDir, name)
+// windowsBuild is the Windows node's OS build: given (-windows-build), or
+// this machine's.
+func windowsBuild(given string) (uint16, error) {
+	if given != "" {
+		return images.WindowsBuild(given)
 	}
-	out, err := exec.CommandContext(ctx, bin, "--version").Output()
-	if err != nil {
-		return ""
+	if b := localWindowsBuild(); b != 0 {
+		return b, nil
 	}
-	first, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(strings.Replace(first, " version ", " ", 1))
+	return 0, fmt.Errorf("the Windows node's OS build is unknown here: give -windows-build")
 }
+
+// SelfTestRegistryDown names the environment variable that makes the CRI
+// suite stop its registry right after setup: a self-test of the verdict
+// model (hack/selftest.sh), never set in a conformance run.
+const SelfTestRegistryDown = "ECTEST_SELFTEST_REGISTRY_DOWN"
 
 // hostKernel is this machine's kernel release.
 func hostKernel() string {
@@ -232,7 +264,7 @@ func hostCgroups() string {
 // file does not name, installing the debug image's busybox when it is
 // missing at its default place.
 func buildImages(ctx context.Context, cfg *framework.Config, override images.Set, registry string, logf func(string, ...any)) (images.Set, error) {
-	if len(override) == len(images.Roles) {
+	if override.HasImages(images.Roles...) {
 		return override, nil
 	}
 	if override[images.Debug] == "" && cfg.Busybox == images.DefaultBusybox {
@@ -330,6 +362,17 @@ func (h *Handle) Down(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// registryCheck is the environment probe of a session: the loopback
+// registry must answer (nil when the run has none).
+func registryCheck(addr string) func() error {
+	return func() error {
+		if addr == "" {
+			return nil
+		}
+		return registry.Check(addr, framework.DefaultTimeouts.EnvironmentProbe)
+	}
+}
+
 // Session connects one parallel process to the environment.
 func (e *Environment) Session() (*cri.Session, error) {
 	rt, err := cri.Dial(e.RuntimeEndpoint)
@@ -346,6 +389,7 @@ func (e *Environment) Session() (*cri.Session, error) {
 	return &cri.Session{
 		Runtime: rt, Image: img, Images: e.Images, Handler: e.RuntimeHandler, RunID: e.RunID,
 		LogRoot: e.LogRoot, Registry: e.Registry, Endpoint: e.RuntimeEndpoint, Timeouts: framework.DefaultTimeouts,
-		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI},
+		OS: e.Runtime.OS, Tools: cri.ToolsFor(e.Images.Tools(e.Runtime.OS)),
+		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI, Environment: registryCheck(e.Registry)},
 	}, nil
 }

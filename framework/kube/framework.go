@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -51,24 +52,27 @@ type Session struct {
 // (and waited for) when the spec ends, whatever its outcome.
 type Framework struct {
 	*Session
+	// Checker is the session's, bound to the capabilities the spec
+	// exercises (see capability.Checker.ForSpec).
+	Checker   *capability.Checker
 	Token     string
 	Namespace string
 }
 
 // New creates the spec's namespace and registers its deletion. labels are
 // added to the namespace (Pod Security levels, for example).
-func New(ctx context.Context, s *Session, labels map[string]string) *Framework {
+func New(ctx context.Context, s *Session, labels map[string]string, exercises ...capability.Name) *Framework {
 	ginkgo.GinkgoHelper()
 	b := make([]byte, 5)
 	_, _ = rand.Read(b)
-	f := &Framework{Session: s, Token: hex.EncodeToString(b)}
+	f := &Framework{Session: s, Checker: s.Checker.ForSpec(exercises...), Token: hex.EncodeToString(b)}
 	l := map[string]string{LabelRun: s.RunID, LabelSpec: f.Token}
 	for k, v := range labels {
 		l[k] = v
 	}
 	ns, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ectest-", Labels: l}}, metav1.CreateOptions{})
 	if err != nil {
-		ginkgo.Fail("create the spec's namespace: " + err.Error())
+		f.Checker.Fail("create the spec's namespace: " + err.Error())
 	}
 	f.Namespace = ns.Name
 	ginkgo.DeferCleanup(f.deleteNamespace)
@@ -161,7 +165,7 @@ func (f *Framework) RunPod(ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 	ginkgo.GinkgoHelper()
 	created, err := f.CreatePod(ctx, pod)
 	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("create pod %s: %v", pod.Name, err))
+		f.Checker.Fail(fmt.Sprintf("create pod %s: %v", pod.Name, err))
 	}
 	return f.WaitPod(ctx, created.Name, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 }
@@ -202,6 +206,17 @@ func (f *Framework) AddEphemeral(ctx context.Context, client kubernetes.Interfac
 	return out, err
 }
 
+// PatchEphemeral adds an ephemeral container with one PATCH of the
+// subresource (a strategic merge patch, as kubectl debug sends): unlike
+// AddEphemeral it neither reads the pod nor needs the update verb.
+func (f *Framework) PatchEphemeral(ctx context.Context, client kubernetes.Interface, podName string, ec corev1.EphemeralContainer) (*corev1.Pod, error) {
+	body, err := json.Marshal(map[string]any{"spec": map[string]any{"ephemeralContainers": []corev1.EphemeralContainer{ec}}})
+	if err != nil {
+		return nil, err
+	}
+	return client.CoreV1().Pods(f.Namespace).Patch(ctx, podName, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "ephemeralcontainers")
+}
+
 // EphemeralStatus returns an ephemeral container's status, if reported.
 func EphemeralStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
 	for i := range p.Status.EphemeralContainerStatuses {
@@ -226,7 +241,7 @@ func (f *Framework) WaitEphemeralRunning(ctx context.Context, pod, name string) 
 func (f *Framework) RunEphemeral(ctx context.Context, pod string, ec corev1.EphemeralContainer) *corev1.Pod {
 	ginkgo.GinkgoHelper()
 	if _, err := f.AddEphemeral(ctx, f.Client, pod, ec); err != nil {
-		ginkgo.Fail(fmt.Sprintf("add ephemeral container %s to pod %s: %s", ec.Name, pod, Rejection(err)))
+		f.Checker.Fail(fmt.Sprintf("add ephemeral container %s to pod %s: %s", ec.Name, pod, Rejection(err)))
 	}
 	return f.WaitEphemeralRunning(ctx, pod, ec.Name)
 }
@@ -274,7 +289,7 @@ func (f *Framework) Impersonate(user string, groups ...string) kubernetes.Interf
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append([]string{"system:authenticated"}, groups...)}
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		ginkgo.Fail(err.Error())
+		f.Checker.Fail(err.Error())
 	}
 	return c
 }

@@ -1,10 +1,13 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
@@ -31,21 +34,84 @@ type RequirementCoverage struct {
 type CoveredBy struct {
 	Suite string `json:"suite"`
 	Spec  string `json:"spec"`
+	// State is how the spec ended, or "not exercised on a <os> node" when
+	// the spec ran but could not verify this requirement there (see
+	// ComputeCoverage).
 	State string `json:"state"`
+	// SelfTest names the CRI proxy's fault or personality when the run was
+	// a self-test (the runtime's version carries its marker): what it
+	// verified, it verified against no real runtime.
+	SelfTest string `json:"selfTest,omitempty"`
 }
 
-// ComputeCoverage builds the coverage of one suite's run.
-func ComputeCoverage(r types.Report) Coverage {
+// notExercised is the state of a requirement a spec names but did not
+// exercise on its run's node.
+func notExercised(os string) string { return "not exercised on a " + os + " node" }
+
+// RequirementOS is the node OS a requirement is about ("" for every OS):
+// the WIN-* requirements and STORY-WIN are about Windows nodes.
+func RequirementOS(id string) string {
+	if strings.HasPrefix(id, "WIN-") || strings.HasSuffix(id, "-WIN") {
+		return "windows"
+	}
+	return ""
+}
+
+// ComputeCoverage builds the coverage of one suite's run against rt (the
+// zero value when the run never reached a runtime). A spec covers the
+// requirements it names, with two exceptions, each recorded as "not
+// exercised on a <os> node": a requirement about another OS than the
+// node's (WIN-* on Linux), and, when every observation the spec recorded
+// is of its capabilities being absent on the node's OS (Windows' branch
+// of the PID specs), the named requirements those observations do not
+// carry (CRI-2 on Windows: the spec verified WIN-2 there, not CRI-2).
+func ComputeCoverage(r types.Report, rt capability.RuntimeInfo) Coverage {
+	fault, _ := SelfTest(capability.Matrix{Runtime: rt})
 	by := map[string][]CoveredBy{}
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
+		absentOnly, carried := absentObservations(s)
 		for _, id := range framework.RequirementIDs(s.FullText()) {
-			by[id] = append(by[id], CoveredBy{Suite: r.SuiteDescription, Spec: s.FullText(), State: s.State.String()})
+			c := CoveredBy{Suite: r.SuiteDescription, Spec: s.FullText(), State: s.State.String(), SelfTest: fault}
+			switch {
+			case rt.OS == "":
+			case RequirementOS(id) != "" && RequirementOS(id) != rt.OS:
+				c.State = notExercised(rt.OS)
+			case absentOnly && !carried[id]:
+				c.State = notExercised(rt.OS)
+			}
+			by[id] = append(by[id], c)
 		}
 	}
 	return coverageOf(by)
+}
+
+// absentObservations reports whether a spec recorded observations and all
+// are of capabilities absent on the node's OS, and the requirement IDs
+// they carry.
+func absentObservations(s types.SpecReport) (absentOnly bool, carried map[string]bool) {
+	carried = map[string]bool{}
+	n := 0
+	for _, e := range s.ReportEntries {
+		if e.Name != capability.ReportEntryName {
+			continue
+		}
+		var o capability.Observation
+		raw, err := json.Marshal(e.Value.GetRawValue())
+		if err != nil || json.Unmarshal(raw, &o) != nil {
+			continue
+		}
+		if o.Outcome != capability.NotOnOS {
+			return false, nil
+		}
+		n++
+		for _, id := range o.Requirements {
+			carried[id] = true
+		}
+	}
+	return n > 0, carried
 }
 
 // MergeCoverage puts several runs' coverage together.
@@ -68,6 +134,46 @@ func coverageOf(by map[string][]CoveredBy) Coverage {
 	return c
 }
 
+// Verified reports whether a spec judged the requirement (it passed, or
+// failed with its judge's verdict).
+func (c CoveredBy) Verified() bool { return c.State == "passed" || c.State == "failed" }
+
+// SelfTestOnly names the self-tests (the CRI proxy's faults or
+// personalities) that verified the requirement, when no run against a real
+// runtime did; nil otherwise.
+func (r RequirementCoverage) SelfTestOnly() []string {
+	seen := map[string]bool{}
+	for _, s := range r.Specs {
+		if !s.Verified() {
+			continue
+		}
+		if s.SelfTest == "" {
+			return nil
+		}
+		seen[s.SelfTest] = true
+	}
+	var out []string
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NotExercised reports whether specs name the requirement but none could
+// exercise it on its run's node (WIN-* against Linux).
+func (r RequirementCoverage) NotExercised() bool {
+	if len(r.Specs) == 0 {
+		return false
+	}
+	for _, s := range r.Specs {
+		if !strings.HasPrefix(s.State, "not exercised") {
+			return false
+		}
+	}
+	return true
+}
+
 // Result counts a requirement's specs by how they ended: "3 passed, 1 skipped".
 func (r RequirementCoverage) Result() string {
 	if len(r.Specs) == 0 {
@@ -85,22 +191,37 @@ func (r RequirementCoverage) Result() string {
 	for _, st := range order {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 	}
-	return strings.Join(parts, ", ")
+	out := strings.Join(parts, ", ")
+	if st := r.SelfTestOnly(); len(st) > 0 {
+		out += " (self-test only: " + strings.Join(st, ", ") + ")"
+	}
+	return out
 }
 
 // CoverageMarkdown renders the coverage as a Markdown document.
 func CoverageMarkdown(c Coverage) string {
 	var b strings.Builder
 	b.WriteString("# Requirement coverage\n\n| requirement | summary | specs |\n|---|---|---|\n")
-	var uncovered []string
+	var uncovered, selfTestOnly, notExercisedHere []string
 	for _, r := range c.Requirements {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.ID, r.Summary, r.Result())
-		if len(r.Specs) == 0 {
+		switch {
+		case len(r.Specs) == 0:
 			uncovered = append(uncovered, r.ID)
+		case r.NotExercised():
+			notExercisedHere = append(notExercisedHere, r.ID)
+		case len(r.SelfTestOnly()) > 0:
+			selfTestOnly = append(selfTestOnly, fmt.Sprintf("%s (%s)", r.ID, strings.Join(r.SelfTestOnly(), ", ")))
 		}
 	}
 	if len(uncovered) > 0 {
 		fmt.Fprintf(&b, "\nNot covered by this run: %s.\n", strings.Join(uncovered, ", "))
+	}
+	if len(notExercisedHere) > 0 {
+		fmt.Fprintf(&b, "\nNamed by specs but not exercised on this run's node OS (WIN-* and STORY-WIN need a Windows node, or make windows-selftest; the Linux namespace modes a Linux node): %s.\n", strings.Join(notExercisedHere, ", "))
+	}
+	if len(selfTestOnly) > 0 {
+		fmt.Fprintf(&b, "\nVerified only through a self-test of the suite (the CRI proxy's fault or personality in parentheses), never against a real runtime: %s.\n", strings.Join(selfTestOnly, ", "))
 	}
 	b.WriteString("\n## Specs by requirement\n")
 	for _, r := range c.Requirements {
@@ -109,7 +230,11 @@ func CoverageMarkdown(c Coverage) string {
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n", r.ID)
 		for _, s := range r.Specs {
-			fmt.Fprintf(&b, "- %s: %s (%s)\n", s.State, s.Spec, s.Suite)
+			selfTest := ""
+			if s.SelfTest != "" {
+				selfTest = ", SELF-TEST " + s.SelfTest
+			}
+			fmt.Fprintf(&b, "- %s: %s (%s%s)\n", s.State, s.Spec, s.Suite, selfTest)
 		}
 	}
 	return b.String()

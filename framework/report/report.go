@@ -6,6 +6,7 @@ package report
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/runtimes"
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -71,7 +73,7 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 	errs = append(errs, reporters.GenerateJUnitReportWithConfig(r, filepath.Join(dir, JUnitFile), reporters.JunitReportConfig{OmitLeafNodeType: true}))
 	errs = append(errs, reporters.GenerateJSONReport(r, filepath.Join(dir, JSONFile)))
 	errs = append(errs, WriteMatrix(dir, m))
-	errs = append(errs, WriteCoverage(dir, ComputeCoverage(r)))
+	errs = append(errs, WriteCoverage(dir, ComputeCoverage(r, m.Runtime)))
 	return errors.Join(errs...)
 }
 
@@ -97,9 +99,21 @@ func SelfTest(m capability.Matrix) (fault string, ok bool) {
 
 func selfTestBanner(m capability.Matrix) string {
 	if fault, ok := SelfTest(m); ok {
-		return fmt.Sprintf("SELF-TEST: made through the fault-injecting CRI proxy with fault %q; not a conformance result\n", fault)
+		return "SELF-TEST: " + selfTestWhat(fault) + "; not a conformance result\n"
 	}
 	return ""
+}
+
+// windowsPersonality is the CRI proxy's personality that plays containerd
+// on Windows (fixtures/criproxy/windows.go).
+const windowsPersonality = "windows"
+
+// selfTestWhat says how a self-test report was made.
+func selfTestWhat(fault string) string {
+	if strings.HasPrefix(fault, windowsPersonality) {
+		return fmt.Sprintf("made through the CRI proxy's %s personality (the embedded Linux containerd playing containerd on Windows), a test of the suite's Windows code path, never Windows conformance", fault)
+	}
+	return fmt.Sprintf("made through the fault-injecting CRI proxy with fault %q", fault)
 }
 
 // Markdown renders the matrix as a Markdown document.
@@ -108,6 +122,9 @@ func Markdown(m capability.Matrix) string {
 	fmt.Fprintf(&b, "# Capability matrix\n\n")
 	if banner := selfTestBanner(m); banner != "" {
 		fmt.Fprintf(&b, "**%s**\n", strings.TrimSpace(banner))
+	}
+	if runtimes.IsProbe(m.Profile) {
+		fmt.Fprintf(&b, "**PROBE: no declaration; only what every runtime must support is judged, the rest is recorded as probed (see %s)**\n\n", runtimes.ObservedFile)
 	}
 	if layered(m) {
 		for _, l := range m.Layers {
@@ -141,8 +158,8 @@ func Markdown(m capability.Matrix) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |", row.Capability, strings.Join(reqs, " "), row.Declared)
 		for _, l := range m.Layers {
 			c := row.Layers[l]
-			v := string(c.Verdict)
-			if c.Verdict == capability.Nonconformant || c.Verdict == capability.VerdictError {
+			v := verdictText(row.Capability, c.Verdict)
+			if c.Verdict == capability.Nonconformant || c.Verdict == capability.VerdictError || c.Verdict == capability.Unverified {
 				v = "**" + v + "**"
 			}
 			if c.ProfileMismatch {
@@ -159,7 +176,7 @@ func Markdown(m capability.Matrix) string {
 			if len(c.Observations) == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "\n### %s (%s): %s\n\n", row.Capability, l, c.Verdict)
+			fmt.Fprintf(&b, "\n### %s (%s): %s\n\n", row.Capability, l, verdictText(row.Capability, c.Verdict))
 			for _, s := range c.Specs {
 				fmt.Fprintf(&b, "- spec (%s): %s\n", s.State, s.Name)
 			}
@@ -169,13 +186,22 @@ func Markdown(m capability.Matrix) string {
 					name = o.Case + ": " + o.Observed
 				}
 				fmt.Fprintf(&b, "- %s: %s (%s)\n", o.Verdict, name, o.Reason)
-				if o.Evidence != "" && (o.Verdict == capability.Nonconformant || o.Verdict == capability.VerdictError) {
+				if o.Evidence != "" && (o.Verdict == capability.Nonconformant || o.Verdict == capability.VerdictError || o.Verdict == capability.VerdictBlocked || o.Verdict == capability.NotSupportedOnOS) {
 					fmt.Fprintf(&b, "\n```\n%s\n```\n", strings.TrimRight(o.Evidence, "\n"))
 				}
 			}
 		}
 	}
 	return b.String()
+}
+
+// verdictText is a cell's verdict as reports print it: a blocked cell names
+// what blocked it.
+func verdictText(n capability.Name, v capability.Verdict) string {
+	if v == capability.VerdictBlocked {
+		return "blocked by " + string(capability.DependsOn(n))
+	}
+	return v.Text()
 }
 
 // Table renders the matrix for a terminal.
@@ -188,7 +214,7 @@ func Table(m capability.Matrix) string {
 		r := []string{string(row.Capability), string(row.Declared)}
 		for _, l := range m.Layers {
 			c := row.Layers[l]
-			r = append(r, truncate(strings.Join(c.Observed, "; "), 48), string(c.Verdict))
+			r = append(r, truncate(strings.Join(c.Observed, "; "), 48), verdictText(row.Capability, c.Verdict))
 		}
 		rows = append(rows, r)
 	}
@@ -269,6 +295,28 @@ func truncate(s string, n int) string {
 	return s[:n-3] + "..."
 }
 
+// FullRun reports whether a run selected every spec: no focus, skip or
+// label filter beyond the suite's default (benchmarks out).
+func FullRun(r types.Report) bool {
+	c := r.SuiteConfig
+	return !r.SuiteHasProgrammaticFocus && len(c.FocusStrings) == 0 && len(c.SkipStrings) == 0 &&
+		len(c.FocusFiles) == 0 && len(c.SkipFiles) == 0 && (c.LabelFilter == "" || c.LabelFilter == "!"+framework.LabelBenchmark)
+}
+
+// CapabilityLabels are the capabilities the run's specs carry as labels,
+// whether they ran or not: what the suite has specs for.
+func CapabilityLabels(r types.Report) map[capability.Name]bool {
+	out := map[capability.Name]bool{}
+	for _, sr := range r.SpecReports {
+		for _, l := range sr.Labels() {
+			if _, err := capability.Lookup(l); err == nil {
+				out[capability.Name(l)] = true
+			}
+		}
+	}
+	return out
+}
+
 // Subject is what a suite run judged: the runtime and its declared profile.
 type Subject struct {
 	Runtime  capability.RuntimeInfo
@@ -292,6 +340,9 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer) 
 			return err
 		}
 		m = capability.Compute(s.Runtime, s.Profile, s.Declared, []capability.Layer{layer}, obs)
+		if FullRun(r) {
+			m.MarkUnverified(layer, CapabilityLabels(r))
+		}
 	}
 	if err := Write(dir, r, m); err != nil {
 		return err
@@ -299,5 +350,31 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer) 
 	if s != nil {
 		fmt.Print("\n" + Table(m) + "reports in " + dir + "\n")
 	}
-	return WriteSummary(dir, SummarizeRun(r, m, dir))
+	sum := SummarizeRun(r, m, dir)
+	if (s != nil && runtimes.IsProbe(s.Profile)) || probeRequested() {
+		sum.Probe = &ProbeSummary{}
+		if s != nil {
+			o, err := runtimes.ObservedProfile(m, layer)
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(dir, runtimes.ObservedFile)
+			if err := os.WriteFile(path, o.YAML, 0o644); err != nil {
+				return err
+			}
+			sum.Probe.ObservedProfiles = []string{path}
+			sum.Probe.Comparisons = []string{fmt.Sprintf("%s layer: %s", layer, o.Comparison())}
+			fmt.Printf("observed profile (%s) in %s\n", o.Comparison(), path)
+		}
+		sum.Outcome = sum.outcome()
+	}
+	return WriteSummary(dir, sum)
+}
+
+// probeRequested says whether this process was told -profile=probe, for a
+// run whose environment never came up (no subject): its summary must still
+// say it was a probe.
+func probeRequested() bool {
+	f := flag.Lookup("profile")
+	return f != nil && runtimes.IsProbe(f.Value.String())
 }

@@ -145,10 +145,10 @@ func TestCoverage(t *testing.T) {
 	}
 	cri := ComputeCoverage(types.Report{SuiteDescription: "cri", SpecReports: types.SpecReports{
 		spec("targets [CRI-2]", types.SpecStatePassed), spec("unknown mode [CRI-4] [SKEW-3]", types.SpecStateFailed),
-	}})
+	}}, capability.RuntimeInfo{})
 	cluster := ComputeCoverage(types.Report{SuiteDescription: "cluster", SpecReports: types.SpecReports{
 		spec("kubelet targets [CRI-2] [CRI-7]", types.SpecStateSkipped),
-	}})
+	}}, capability.RuntimeInfo{})
 	c := MergeCoverage(cri, cluster)
 	got := map[string]string{}
 	for _, r := range c.Requirements {
@@ -162,5 +162,55 @@ func TestCoverage(t *testing.T) {
 	md := CoverageMarkdown(c)
 	if !strings.Contains(md, "| CRI-2 |") || !strings.Contains(md, "Not covered by this run: API-1,") || !strings.Contains(md, "- failed: unknown mode [CRI-4] [SKEW-3] (cri)") {
 		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// Windows requirements named by specs are not "uncovered": on a Linux node
+// they are not exercised; through the windows self-test they are verified,
+// and the report says it was only a self-test. A spec whose observations
+// are all of capabilities absent on the node's OS verified what they carry,
+// not the rest of what it names.
+func TestCoverageWindows(t *testing.T) {
+	spec := func(text string, obs ...capability.Observation) types.SpecReport {
+		s := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: text, State: types.SpecStatePassed}
+		for _, o := range obs {
+			s.ReportEntries = append(s.ReportEntries, types.ReportEntry{Name: capability.ReportEntryName, Value: types.WrapEntryValue(o)})
+		}
+		return s
+	}
+	specs := types.SpecReports{
+		spec("targets [CRI-2] [WIN-2]", capability.Observation{Capability: capability.PIDTarget, Outcome: capability.NotOnOS, Requirements: []string{"WIN-1", "WIN-2"}}),
+		spec("network [CRI-5] [WIN-1] [STORY-WIN]", capability.Observation{Capability: capability.NetPod, Outcome: capability.Works, Requirements: []string{"CRI-5", "WIN-1", "STORY-WIN"}}),
+	}
+	linux := ComputeCoverage(types.Report{SuiteDescription: "cri", SpecReports: types.SpecReports{
+		spec("targets [CRI-2] [WIN-2]", capability.Observation{Capability: capability.PIDTarget, Outcome: capability.Works, Requirements: []string{"CRI-2"}}),
+		spec("network [CRI-5] [WIN-1] [STORY-WIN]", capability.Observation{Capability: capability.NetPod, Outcome: capability.Works}),
+	}}, capability.RuntimeInfo{OS: "linux", Version: "1.6.20"})
+	windows := ComputeCoverage(types.Report{SuiteDescription: "cri", SpecReports: specs}, capability.RuntimeInfo{OS: "windows", Version: "1.6.20+ectest-criproxy:windows"})
+	results := func(c Coverage) map[string]string {
+		got := map[string]string{}
+		for _, r := range c.Requirements {
+			got[r.ID] = r.Result()
+		}
+		return got
+	}
+	for id, want := range map[string]string{"CRI-2": "1 passed", "WIN-2": "1 not exercised on a linux node", "STORY-WIN": "1 not exercised on a linux node"} {
+		if got := results(linux)[id]; got != want {
+			t.Errorf("linux %s: %q, want %q", id, got, want)
+		}
+	}
+	for id, want := range map[string]string{"CRI-2": "1 not exercised on a windows node", "WIN-2": "1 passed (self-test only: windows)", "WIN-1": "1 passed (self-test only: windows)", "CRI-5": "1 passed (self-test only: windows)"} {
+		if got := results(windows)[id]; got != want {
+			t.Errorf("windows %s: %q, want %q", id, got, want)
+		}
+	}
+	md := CoverageMarkdown(linux)
+	if strings.Contains(md, "Not covered by this run: API-1, API-2, API-3, API-4, API-5, API-6, API-7, API-8, API-9, API-10, API-11, LIFE-1, LIFE-2, LIFE-3, LIFE-4, LIFE-5, LIFE-6, SEC-1, SEC-2, SEC-3, SEC-4, SEC-5, CRI-1, CRI-3, CRI-4, CRI-6, CRI-7, CRI-8, WIN-1") ||
+		!strings.Contains(md, "not exercised on this run's node OS") || !strings.Contains(md, "WIN-1, WIN-2") {
+		t.Errorf("linux markdown:\n%s", md)
+	}
+	merged := CoverageMarkdown(MergeCoverage(linux, windows))
+	if !strings.Contains(merged, "Verified only through a self-test") || !strings.Contains(merged, "WIN-2 (windows)") || strings.Contains(merged, "CRI-2 (windows)") {
+		t.Errorf("merged markdown:\n%s", merged)
 	}
 }

@@ -27,6 +27,16 @@ type Summary struct {
 	// RunErrors are failures of the run itself: no verdict either way.
 	RunErrors []string `json:"runErrors,omitempty"`
 	ReportDir string   `json:"reportDir"`
+	// Probe is set for a probe (-profile=probe): nothing but what every
+	// runtime must support was judged, and the run wrote what it observed.
+	Probe *ProbeSummary `json:"probe,omitempty"`
+}
+
+// ProbeSummary is what a probe wrote: per layer, the observed profile and
+// how it compares with the builtin profile -profile=auto would pick.
+type ProbeSummary struct {
+	ObservedProfiles []string `json:"observedProfiles,omitempty"`
+	Comparisons      []string `json:"comparisons,omitempty"`
 }
 
 // LayerSummary counts one layer's capability verdicts.
@@ -37,11 +47,22 @@ type LayerSummary struct {
 	Nonconformant []capability.Name      `json:"nonconformant,omitempty"`
 	NotObserved   int                    `json:"notObserved"`
 	NotApplicable int                    `json:"notApplicable"`
+	// NotSupportedOnOS are declared not applicable because the node's OS
+	// has no such thing, and observed so (what a debug container there
+	// sees instead is in the matrix).
+	NotSupportedOnOS []capability.Name `json:"notSupportedOnOS,omitempty"`
 	// Errors are capabilities whose spec failed for a reason of its own
 	// after observing them: no verdict.
 	Errors []capability.Name `json:"errors,omitempty"`
 	// ProfileMismatches are declared unsupported yet observed working.
 	ProfileMismatches []capability.Name `json:"profileMismatches,omitempty"`
+	// Unverified are declared supported and never observed in a full run.
+	Unverified []capability.Name `json:"unverified,omitempty"`
+	// Blocked could not be checked because a capability they depend on
+	// did not work (that one carries the verdict).
+	Blocked []capability.Name `json:"blocked,omitempty"`
+	// Probed are capabilities a probe observed and did not judge.
+	Probed []capability.Name `json:"probed,omitempty"`
 }
 
 // SpecCounts counts the specs of a run by how they ended.
@@ -82,7 +103,7 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 				}
 			}
 			line := fmt.Sprintf("%s: %s", what, firstLine(sr.Failure.Message))
-			if isSpec && sr.State.Is(types.SpecStateFailed) && sr.Failure.FailureNodeType == types.NodeTypeIt {
+			if isSpec && sr.State.Is(types.SpecStateFailed) && sr.Failure.FailureNodeType == types.NodeTypeIt && !capability.IsEnvironmentFailure(sr.Failure.Message) {
 				s.Nonconformances = append(s.Nonconformances, line)
 			} else {
 				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s in %s)", line, sr.State, sr.Failure.FailureNodeType))
@@ -105,9 +126,18 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 				ls.Nonconformant = append(ls.Nonconformant, row.Capability)
 			case capability.VerdictNotApplicable:
 				ls.NotApplicable++
+			case capability.NotSupportedOnOS:
+				ls.NotSupportedOnOS = append(ls.NotSupportedOnOS, row.Capability)
+			case capability.VerdictProbed:
+				ls.Probed = append(ls.Probed, row.Capability)
 			case capability.VerdictError:
 				ls.Errors = append(ls.Errors, row.Capability)
-				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): its spec failed for a reason of its own after observing it: no verdict", row.Capability, l))
+				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): %s: no verdict", row.Capability, l, strings.Join(row.Layers[l].Reasons, "; ")))
+			case capability.Unverified:
+				ls.Unverified = append(ls.Unverified, row.Capability)
+				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): declared supported but unverified: no spec of this full run observed it", row.Capability, l))
+			case capability.VerdictBlocked:
+				ls.Blocked = append(ls.Blocked, row.Capability)
 			default:
 				ls.NotObserved++
 			}
@@ -132,6 +162,13 @@ func MergeSummaries(dir string, ss ...Summary) Summary {
 		out.Specs.Skipped += s.Specs.Skipped
 		out.Nonconformances = append(out.Nonconformances, s.Nonconformances...)
 		out.RunErrors = append(out.RunErrors, s.RunErrors...)
+		if s.Probe != nil {
+			if out.Probe == nil {
+				out.Probe = &ProbeSummary{}
+			}
+			out.Probe.ObservedProfiles = append(out.Probe.ObservedProfiles, s.Probe.ObservedProfiles...)
+			out.Probe.Comparisons = append(out.Probe.Comparisons, s.Probe.Comparisons...)
+		}
 	}
 	out.Outcome = out.outcome()
 	return out
@@ -144,11 +181,23 @@ func (s Summary) outcome() framework.Outcome {
 		if len(l.Nonconformant) > 0 {
 			p += " (" + joinNames(l.Nonconformant) + ")"
 		}
+		if len(l.NotSupportedOnOS) > 0 {
+			p += fmt.Sprintf(", %d not supported on this OS (%s)", len(l.NotSupportedOnOS), joinNames(l.NotSupportedOnOS))
+		}
 		if l.NotObserved > 0 {
 			p += fmt.Sprintf(", %d not observed", l.NotObserved)
 		}
 		if len(l.Errors) > 0 {
 			p += fmt.Sprintf(", %d error (%s)", len(l.Errors), joinNames(l.Errors))
+		}
+		if len(l.Unverified) > 0 {
+			p += fmt.Sprintf(", %d unverified (%s)", len(l.Unverified), joinNames(l.Unverified))
+		}
+		if len(l.Blocked) > 0 {
+			p += fmt.Sprintf(", %d blocked (%s)", len(l.Blocked), joinNames(l.Blocked))
+		}
+		if len(l.Probed) > 0 {
+			p += fmt.Sprintf(", %d probed (%s)", len(l.Probed), joinNames(l.Probed))
 		}
 		if len(l.ProfileMismatches) > 0 {
 			p += fmt.Sprintf(", profile mismatch: %s declared unsupported but works", joinNames(l.ProfileMismatches))
@@ -163,18 +212,50 @@ func (s Summary) outcome() framework.Outcome {
 	case len(s.Nonconformances) > 0 || s.nonconformantCells() > 0:
 		code, verdict = framework.ExitNonconformant, fmt.Sprintf("NONCONFORMANT (%d failed requirement checks)", max(len(s.Nonconformances), s.nonconformantCells()))
 	}
-	dir := s.ReportDir
-	if rel, err := filepath.Rel(".", dir); err == nil && !strings.HasPrefix(rel, "..") {
-		dir = rel
+	dir := relDir(s.ReportDir)
+	if s.Probe != nil {
+		// A probe judged only what every runtime must support: it is never
+		// a conformance result, and says so first.
+		what := "observed profile not written"
+		if len(s.Probe.ObservedProfiles) > 0 {
+			var files []string
+			for _, f := range s.Probe.ObservedProfiles {
+				files = append(files, relDir(f))
+			}
+			what = "observed profile in " + strings.Join(files, ", ")
+			if len(s.Probe.Comparisons) > 0 {
+				what += " (" + strings.Join(s.Probe.Comparisons, "; ") + ")"
+			}
+		}
+		switch code {
+		case framework.ExitConformant:
+			code, verdict = framework.ExitProbed, "PROBE done, not a conformance result: only what every runtime must support was judged, and it conformed; "+what
+		case framework.ExitNonconformant:
+			verdict = "PROBE, not a conformance result: " + verdict + " in what every runtime must support; " + what
+		default:
+			verdict = "PROBE, not a conformance result: " + verdict
+		}
 	}
 	line := fmt.Sprintf("ectest: %s; %s; reports in %s/ (exit %d)", verdict, strings.Join(parts, "; "), dir, code)
 	for _, l := range s.Layers {
-		if strings.Contains(l.Runtime.Version, selfTestMarker) {
-			line = "ectest: SELF-TEST through the fault-injecting CRI proxy, not a conformance result: " + strings.TrimPrefix(line, "ectest: ")
+		if i := strings.Index(l.Runtime.Version, selfTestMarker); i >= 0 {
+			what := "through the fault-injecting CRI proxy"
+			if p := l.Runtime.Version[i+len(selfTestMarker):]; strings.HasPrefix(p, windowsPersonality) {
+				what = fmt.Sprintf("through the CRI proxy's %s personality (Linux containerd playing containerd on Windows)", p)
+			}
+			line = "ectest: SELF-TEST " + what + ", not a conformance result: " + strings.TrimPrefix(line, "ectest: ")
 			break
 		}
 	}
 	return framework.Outcome{ExitCode: code, Line: line}
+}
+
+// relDir shortens a path below the working directory.
+func relDir(dir string) string {
+	if rel, err := filepath.Rel(".", dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return dir
 }
 
 func (s Summary) nonconformantCells() int {
@@ -189,9 +270,19 @@ func (s Summary) nonconformantCells() int {
 func SummaryMarkdown(s Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Run summary\n\n%s\n\n", s.Line)
-	fmt.Fprintf(&b, "| layer | runtime | conformant | nonconformant | not observed | not applicable |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| layer | runtime | conformant | nonconformant | not supported on this OS | not observed | not applicable | probed |\n|---|---|---|---|---|---|---|---|\n")
 	for _, l := range s.Layers {
-		fmt.Fprintf(&b, "| %s | %s %s | %d | %d %s | %d | %d |\n", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant), joinNames(l.Nonconformant), l.NotObserved, l.NotApplicable)
+		fmt.Fprintf(&b, "| %s | %s %s | %d | %d %s | %d %s | %d | %d | %d %s |\n", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant), joinNames(l.Nonconformant),
+			len(l.NotSupportedOnOS), joinNames(l.NotSupportedOnOS), l.NotObserved, l.NotApplicable, len(l.Probed), joinNames(l.Probed))
+	}
+	if s.Probe != nil {
+		fmt.Fprintf(&b, "\nA probe (-profile=probe): the capabilities every runtime must support were judged; the others were recorded, not judged (probed).\n")
+		for _, f := range s.Probe.ObservedProfiles {
+			fmt.Fprintf(&b, "Observed profile: `%s`.\n", f)
+		}
+		for _, c := range s.Probe.Comparisons {
+			fmt.Fprintf(&b, "Compared: %s.\n", c)
+		}
 	}
 	fmt.Fprintf(&b, "\nSpecs: %d passed, %d failed, %d skipped.\n", s.Specs.Passed, s.Specs.Failed, s.Specs.Skipped)
 	list := func(title string, items []string) {
@@ -207,7 +298,7 @@ func SummaryMarkdown(s Summary) string {
 	}
 	list("Nonconformances (a judge said no)", s.Nonconformances)
 	list("Errors of the run itself (no verdict)", s.RunErrors)
-	fmt.Fprintf(&b, "\nExit codes: 0 conformant, 1 nonconformant, 2 bad input, 3 the run could not be done.\n")
+	fmt.Fprintf(&b, "\nExit codes: 0 conformant, 1 nonconformant, 2 bad input, 3 the run could not be done, 4 a probe was done.\n")
 	return b.String()
 }
 

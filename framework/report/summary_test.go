@@ -1,10 +1,14 @@
 package report
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/runtimes"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
@@ -34,6 +38,8 @@ func TestSummaryTellsNonconformanceFromRunErrors(t *testing.T) {
 		{"a judge said no", types.SpecReports{spec("a [CRI-4]", types.SpecStateFailed, types.NodeTypeIt), spec("b [CRI-2]", types.SpecStatePassed, 0)}, true, framework.ExitNonconformant, "ectest: NONCONFORMANT"},
 		{"setup failed", types.SpecReports{spec("a [CRI-4]", types.SpecStateFailed, types.NodeTypeBeforeEach)}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 		{"timed out", types.SpecReports{spec("a [CRI-4]", types.SpecStateTimedout, types.NodeTypeIt), spec("c [CRI-4]", types.SpecStateFailed, types.NodeTypeIt)}, true, framework.ExitRunFailed, "ectest: RUN FAILED"},
+		{"environment broke in a judge", types.SpecReports{{LeafNodeType: types.NodeTypeIt, LeafNodeText: "pull [LIFE-6]", State: types.SpecStateFailed,
+			Failure: types.Failure{Message: capability.EnvironmentErrorPrefix + "the loopback registry 127.0.0.1:1 does not answer", FailureNodeType: types.NodeTypeIt}}}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 		{"interrupted", types.SpecReports{spec("a [CRI-4]", types.SpecStateInterrupted, types.NodeTypeIt)}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 		{"suite setup failed", types.SpecReports{{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "environment: no containerd", FailureNodeType: types.NodeTypeSynchronizedBeforeSuite}}}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 	} {
@@ -62,5 +68,60 @@ func TestMergedSummaryKeepsTheWorstOutcome(t *testing.T) {
 	}
 	if md := SummaryMarkdown(merged); !strings.Contains(md, "the suite wrote no reports") || !strings.Contains(md, "Exit codes") {
 		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// A probe writes the profile it observed, judges only what every runtime
+// must support, and never exits 0: 4 when it was done and that conformed,
+// 1 when a capability every runtime must support did not.
+func TestProbeWritesTheObservedProfileAndSaysItWasAProbe(t *testing.T) {
+	rt := capability.RuntimeInfo{Name: "containerd", Version: "2.4.2", APIVersion: "v1", OS: "linux", Handler: "default", OCIRuntime: "runc 1.5.2"}
+	probe := runtimes.ProbeProfile("linux")
+	entry := func(o capability.Observation) types.ReportEntries {
+		o.Layer = capability.LayerCRI
+		return types.ReportEntries{{Name: capability.ReportEntryName, Value: types.WrapEntryValue(o)}}
+	}
+	passed := func(text string, o capability.Observation) types.SpecReport {
+		s := spec(text, types.SpecStatePassed, 0)
+		s.ReportEntries = entry(o)
+		return s
+	}
+	optional := passed("ptrace [SEC-3]", capability.Observation{Capability: capability.PtraceRules, Outcome: capability.Refused, Observed: "refused: Unimplemented"})
+	for _, c := range []struct {
+		name  string
+		specs types.SpecReports
+		want  int
+		line  string
+	}{
+		{"done", types.SpecReports{optional, passed("target [CRI-2]", capability.Observation{Capability: capability.PIDTarget, Outcome: capability.Works})},
+			framework.ExitProbed, "ectest: PROBE done, not a conformance result"},
+		{"a mandatory capability failed", types.SpecReports{optional, func() types.SpecReport {
+			s := spec("mode 42 [CRI-4]", types.SpecStateFailed, types.NodeTypeIt)
+			s.ReportEntries = entry(capability.Observation{Capability: capability.UnknownModeError, Outcome: capability.Deviated, Observed: "accepted"})
+			return s
+		}()}, framework.ExitNonconformant, "ectest: PROBE, not a conformance result: NONCONFORMANT"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := types.Report{SuiteDescription: "s", SpecReports: c.specs, SuiteSucceeded: c.want != framework.ExitNonconformant}
+			if err := AfterSuite(dir, r, &Subject{Runtime: rt, Profile: probe.Name, Declared: probe.Capabilities}, capability.LayerCRI); err != nil {
+				t.Fatal(err)
+			}
+			s, err := ReadSummary(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.ExitCode != c.want || !strings.HasPrefix(s.Line, c.line) || !strings.Contains(s.Line, runtimes.ObservedFile) || !strings.Contains(s.Line, "1 probed (ptrace-rules)") {
+				t.Errorf("exit %d, line %q; want exit %d, line starting %q", s.ExitCode, s.Line, c.want, c.line)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, runtimes.ObservedFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := runtimes.Parse(b, "observed")
+			if err != nil || p.Capabilities[capability.PtraceRules] != capability.Unsupported || p.Name != "containerd-runc" {
+				t.Errorf("observed profile %+v, %v:\n%s", p, err, b)
+			}
+		})
 	}
 }

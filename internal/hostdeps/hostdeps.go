@@ -33,6 +33,9 @@ const (
 	NodeImage Purpose = "node-image"
 	// CgoSeccomp: building runc from the Go module proxy (cgo with libseccomp).
 	CgoSeccomp Purpose = "cgo-seccomp"
+	// Crun: Debian's crun, the OCI runtime of the embedded runtime
+	// containerd-2-crun.
+	Crun Purpose = "crun"
 )
 
 // Packages is the list: Debian package names per purpose.
@@ -42,6 +45,7 @@ var Packages = map[Purpose][]string{
 	KindHost:        {"docker.io"},
 	NodeImage:       {"debootstrap"},
 	CgoSeccomp:      {"gcc", "libc6-dev", "pkg-config", "libseccomp-dev"},
+	Crun:            {"crun"},
 }
 
 // All returns every purpose, sorted.

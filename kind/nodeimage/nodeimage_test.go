@@ -196,3 +196,22 @@ func TestMissingLibraries(t *testing.T) {
 		t.Errorf("an empty root lacks libc: %v", missing)
 	}
 }
+
+func TestKnownReleases(t *testing.T) {
+	r, err := KnownReleases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := ParseVersion(r.Newest)
+	if len(r.SkewKubelets) != 4 || r.SkewKubelets[0] != r.Newest {
+		t.Errorf("skew kubelets %v: want N..N-3 starting at %s", r.SkewKubelets, r.Newest)
+	}
+	for i, s := range r.SkewKubelets {
+		if v, _ := ParseVersion(s); v.Minor != n.Minor-i {
+			t.Errorf("skew kubelet %d is %s, want minor %d", i, s, n.Minor-i)
+		}
+	}
+	if len(r.APIServers) < 4 || r.APIServers[len(r.APIServers)-1] != r.Newest {
+		t.Errorf("API servers %v: want at least four, up to %s", r.APIServers, r.Newest)
+	}
+}

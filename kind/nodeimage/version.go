@@ -6,10 +6,6 @@ import (
 	"strconv"
 )
 
-// DefaultKubernetesVersion is the newest release on the Go module proxy
-// when this was written; the one place it is pinned.
-const DefaultKubernetesVersion = "v1.36.3"
-
 // Version is a parsed Kubernetes release version.
 type Version struct {
 	Major, Minor, Patch int
@@ -21,7 +17,7 @@ var versionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)$`)
 func ParseVersion(s string) (Version, error) {
 	m := versionRE.FindStringSubmatch(s)
 	if m == nil {
-		return Version{}, fmt.Errorf("kubernetes version %q: want vMAJOR.MINOR.PATCH, e.g. %s", s, DefaultKubernetesVersion)
+		return Version{}, fmt.Errorf("kubernetes version %q: want vMAJOR.MINOR.PATCH, e.g. v1.37.1", s)
 	}
 	var v Version
 	v.Major, _ = strconv.Atoi(m[1])

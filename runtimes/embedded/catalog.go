@@ -27,8 +27,49 @@ type Flavor struct {
 	// BuildNeeds are host packages the builds need (cgo with libseccomp).
 	BuildNeeds []hostdeps.Purpose
 	// Handler is the runtime handler sandboxes use ("" for the default,
-	// runc); runsc makes containerd run them with gVisor.
+	// runc); runsc makes containerd run them with gVisor, crun with
+	// Debian's crun (through ectest-crun, see crunwrapper).
 	Handler string
+	// HostNeeds are host packages the flavor runs with, beyond the
+	// embedded runtime's (Debian's crun).
+	HostNeeds []hostdeps.Purpose
+}
+
+// OCIRuntimeVersion names the OCI runtime and its version for the reports,
+// "runc 1.5.2", from its --version ("" when it does not answer). A build
+// from the proxy that was not version-stamped (runsc says VERSION_MISSING)
+// is named by the module version it was built from.
+func (f Flavor) OCIRuntimeVersion(ctx context.Context, binDir string) string {
+	bin := f.OCIRuntime(binDir)
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	v := strings.TrimSpace(strings.Replace(first, " version ", " ", 1))
+	if strings.Contains(v, "VERSION_MISSING") {
+		for _, p := range f.Programs {
+			if p.Binary == filepath.Base(bin) {
+				v = strings.Replace(v, "VERSION_MISSING", p.Version, 1)
+			}
+		}
+	}
+	return v
+}
+
+// OCIRuntime is the OCI runtime binary the flavor's sandboxes run with,
+// for the reports: runc, runsc or crun, in binDir when the flavor built it.
+func (f Flavor) OCIRuntime(binDir string) string {
+	switch f.Handler {
+	case "runsc":
+		return filepath.Join(binDir, "runsc")
+	case "crun":
+		return "crun" // Debian's, on PATH
+	}
+	if binDir == "" {
+		return "runc"
+	}
+	return filepath.Join(binDir, "runc")
 }
 
 // The programs of the flavors built from the Go module proxy are
@@ -45,7 +86,7 @@ var (
 // without it).
 var Flavors = []Flavor{
 	{Name: "containerd-1.6", ConfigVersion: 2,
-		Description: "Debian bookworm's containerd 1.6 with its runc 1.1 (end of life upstream; what the kind node carries today)"},
+		Description: "Debian bookworm's containerd 1.6 with its runc 1.1 (end of life upstream)"},
 	{Name: "containerd-1.7", ConfigVersion: 2,
 		Description: "containerd " + builds.Containerd17Version + " with runc " + builds.RuncVersion + ", both built from the Go module proxy (1.7 is supported upstream until September 2026)",
 		Programs:    []gobuild.Program{containerd17("containerd"), containerd17("containerd-shim-runc-v2"), runc},
@@ -54,6 +95,11 @@ var Flavors = []Flavor{
 		Description: "containerd " + builds.Containerd2Version + " with runc " + builds.RuncVersion + ", both built from the Go module proxy",
 		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
 		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
+	{Name: "containerd-2-crun", ConfigVersion: 3, Handler: "crun",
+		Description: "containerd " + builds.Containerd2Version + " (built from the Go module proxy) running sandboxes with Debian's crun through the runtime handler crun: the runc shim runs ectest-crun, which hides the hybrid cgroup hierarchy crun refuses (see README)",
+		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
+		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp},
+		HostNeeds:   []hostdeps.Purpose{hostdeps.Crun}},
 	{Name: "containerd-2-gvisor", ConfigVersion: 3, Handler: "runsc",
 		Description: "containerd " + builds.Containerd2Version + " running sandboxes with gVisor (runsc and its shim " + builds.GVisorVersion + ", built from the Go module proxy, the shim with one edit: see README) through the runtime handler runsc",
 		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc, runsc, runscShim},
@@ -77,11 +123,12 @@ func LookupFlavor(name string) (Flavor, error) {
 // Builds happen once per version (cacheRoot/bin), with the Go toolchain;
 // a cached flavor needs none.
 func (f Flavor) Install(ctx context.Context, cacheRoot string, logf func(string, ...any)) (string, error) {
+	needs := append([]hostdeps.Purpose{hostdeps.EmbeddedRuntime}, f.HostNeeds...)
 	if len(f.Programs) == 0 {
-		return "", hostdeps.Ensure(ctx, logf, hostdeps.EmbeddedRuntime)
+		return "", hostdeps.Ensure(ctx, logf, needs...)
 	}
 	// The CNI plugins and iptables still come from Debian.
-	if err := hostdeps.Ensure(ctx, logf, hostdeps.EmbeddedRuntime); err != nil {
+	if err := hostdeps.Ensure(ctx, logf, needs...); err != nil {
 		return "", err
 	}
 	dir := filepath.Join(cacheRoot, "runtimes", f.Name+"-"+f.key())

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+
+	"github.com/ectest/ectest/runtimes/embedded/crunwrapper"
 )
 
 // Options configure the embedded containerd.
@@ -31,6 +33,10 @@ type Options struct {
 	// Runsc adds gVisor as the runtime handler "runsc" (BinDir holds runsc
 	// and containerd-shim-runsc-v1; version 3 configs only).
 	Runsc bool
+	// Crun adds Debian's crun as the runtime handler "crun": the runc shim
+	// runs the wrapper ectest-crun (crunwrapper), a link to the running
+	// ectest binary in the run directory (version 3 configs only).
+	Crun bool
 }
 
 // layout is where one run keeps its files; everything is under dir.
@@ -47,6 +53,12 @@ func (l layout) hostsDir() string  { return l.dir + "/certs.d" }
 func (l layout) runcRoot() string  { return l.dir + "/runc" }
 func (l layout) config() string    { return l.dir + "/config.toml" }
 func (l layout) ownerFile() string { return l.dir + "/owner.pid" }
+
+// crun's state, and its wrapper with the empty file it binds: the wrapper
+// finds that file next to its argv[0].
+func (l layout) crunRoot() string    { return l.dir + "/crun" }
+func (l layout) crunWrapper() string { return l.dir + "/" + crunwrapper.Name }
+func (l layout) crunEmpty() string   { return l.dir + "/" + crunwrapper.EmptyFile }
 
 // network derives a bridge name and a /24 from the run ID, so concurrent runs
 // on one host do not collide. 198.18.0.0/16 is half of the range reserved for
@@ -71,12 +83,17 @@ func containerdConfig(l layout, o Options) string {
 		"@SANDBOX@", o.SandboxImage, "@CNIBIN@", o.CNIBinDir, "@CNICONF@", l.cniConf(),
 		"@HOSTS@", l.hostsDir(), "@RUNCROOT@", l.runcRoot(), "@RUNC@", runcBinary,
 		"@RUNSCCONF@", l.dir+"/runsc.toml",
+		"@CRUNWRAPPER@", l.crunWrapper(), "@CRUNROOT@", l.crunRoot(),
 	)
 	if o.ConfigVersion == 3 {
+		config := configV3
 		if o.Runsc {
-			return r.Replace(configV3 + runscV3)
+			config += runscV3
 		}
-		return r.Replace(configV3)
+		if o.Crun {
+			config += crunV3
+		}
+		return r.Replace(config)
 	}
 	// restrict_oom_score_adj: these hosts lack CAP_SYS_RESOURCE, so a sandbox
 	// cannot lower its oom_score_adj; without it every sandbox fails to start.
@@ -165,6 +182,17 @@ const runscV3 = `
   [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runsc.options]
     TypeUrl = "io.containerd.runsc.v1.options"
     ConfigPath = "@RUNSCCONF@"
+`
+
+// crunV3 adds the handler crun: the runc shim, with crun's wrapper as its
+// binary and crun's own state directory.
+const crunV3 = `
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.crun]
+  runtime_type = "io.containerd.runc.v2"
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.crun.options]
+    BinaryName = "@CRUNWRAPPER@"
+    Root = "@CRUNROOT@"
+    SystemdCgroup = false
 `
 
 func runscConfig(l layout, o Options) string {

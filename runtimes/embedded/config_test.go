@@ -57,3 +57,25 @@ func TestConfigV3ForContainerd2(t *testing.T) {
 		}
 	}
 }
+
+func TestCrunHandler(t *testing.T) {
+	l := layout{id: "x", dir: "/var/lib/ectest/embedded/x"}
+	got := containerdConfig(l, Options{ConfigVersion: 3, BinDir: "/cache/bin", Crun: true, SandboxImage: "p", CNIBinDir: "/usr/lib/cni"})
+	for _, want := range []string{
+		"[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.crun]",
+		`BinaryName = "/var/lib/ectest/embedded/x/ectest-crun"`,
+		`Root = "/var/lib/ectest/embedded/x/crun"`,
+		`BinaryName = "/cache/bin/runc"`, // the default handler stays runc
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q:\n%s", want, got)
+		}
+	}
+	f, err := LookupFlavor("containerd-2-crun")
+	if err != nil || f.Handler != "crun" || f.OCIRuntime("/cache/bin") != "crun" || len(f.HostNeeds) == 0 {
+		t.Errorf("flavor containerd-2-crun: %+v, %v", f, err)
+	}
+	if g, _ := LookupFlavor("containerd-2-gvisor"); g.OCIRuntime("/b") != "/b/runsc" {
+		t.Errorf("gVisor's OCI runtime: %s", g.OCIRuntime("/b"))
+	}
+}

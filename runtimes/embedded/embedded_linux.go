@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/runtimes/embedded/crunwrapper"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -79,6 +80,9 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	if o.RegistryAddr != "" {
 		files[filepath.Join(l.hostsDir(), o.RegistryAddr, "hosts.toml")] = hostsTOML(o.RegistryAddr)
 	}
+	if o.Crun {
+		files[l.crunEmpty()] = ""
+	}
 	for path, content := range files {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
@@ -86,6 +90,19 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			return nil, err
 		}
+	}
+	env := os.Environ()
+	if o.BinDir != "" {
+		// containerd finds its shim on PATH.
+		env = append(env, "PATH="+o.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+	if o.Crun {
+		crun, err := setUpCrun(l, o)
+		if err != nil {
+			return nil, errors.Join(err, cleanupDir(l))
+		}
+		// The shim passes containerd's environment on to the wrapper.
+		env = append(env, crunwrapper.EnvCrun+"="+crun)
 	}
 	if o.LogPath == "" {
 		o.LogPath = filepath.Join(l.dir, "containerd.log")
@@ -97,10 +114,7 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	defer logFile.Close()
 	cmd := exec.Command(bin, "--config", l.config())
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if o.BinDir != "" {
-		// containerd finds its shim on PATH.
-		cmd.Env = append(os.Environ(), "PATH="+o.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	}
+	cmd.Env = env
 	// Own process group: a Ctrl-C at the terminal reaches the suite, which
 	// then tears containerd down in order. Pdeathsig: if the suite is killed
 	// outright, containerd does not outlive it (the next run sweeps the rest).
@@ -114,6 +128,45 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, errors.Join(err, r.Stop())
 	}
 	return r, nil
+}
+
+// setUpCrun links the wrapper ectest-crun, in the run directory, to the
+// running ectest binary (which runs it by argv[0], see fixtures/programs)
+// and checks that it starts crun, returning crun's path.
+func setUpCrun(l layout, o Options) (string, error) {
+	if o.ConfigVersion != 3 {
+		return "", errors.New("embedded runtime: the crun handler needs a version 3 configuration (containerd 2.x)")
+	}
+	crun, err := exec.LookPath("crun")
+	if err != nil {
+		return "", fmt.Errorf("embedded runtime: crun not found (Debian's crun package): %w", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if err := os.Symlink(self, l.crunWrapper()); err != nil {
+		return "", err
+	}
+	out, err := crunCommand(l, crun, "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "crun version") {
+		return "", fmt.Errorf("embedded runtime: %s (the running binary as %s) does not run crun: %v: %s", l.crunWrapper(), crunwrapper.Name, err, strings.TrimSpace(string(out)))
+	}
+	return crun, nil
+}
+
+// crunCommand runs crun through the wrapper, as the shim does; the
+// running binary plays the wrapper (its argv[0] names it), so this works
+// for a dead run's directory too, whose link may point at a binary that
+// is gone.
+func crunCommand(l layout, crun string, args ...string) *exec.Cmd {
+	self, err := os.Executable()
+	if err != nil {
+		self = "/proc/self/exe"
+	}
+	cmd := &exec.Cmd{Path: self, Args: append([]string{l.crunWrapper()}, args...)}
+	cmd.Env = append(os.Environ(), crunwrapper.EnvCrun+"="+crun)
+	return cmd
 }
 
 // Endpoint is the CRI endpoint of the running containerd.
@@ -226,6 +279,9 @@ func cleanupDir(l layout) error {
 	if _, err := os.Stat(l.runcRoot()); err == nil {
 		errs = append(errs, killRuncContainers(l.runcRoot()+"/"+namespaceK8s))
 	}
+	if _, err := os.Stat(l.crunRoot()); err == nil {
+		errs = append(errs, killCrunContainers(l, l.crunRoot()+"/"+namespaceK8s))
+	}
 	killProcessesMentioning(l.dir)
 	errs = append(errs, unmountBelow(l.dir))
 	bridge, _ := l.network()
@@ -250,6 +306,27 @@ func killRuncContainers(root string) error {
 		_ = exec.Command("runc", "--root", root, "kill", "--all", id, "KILL").Run()
 		if o, err := exec.Command("runc", "--root", root, "delete", "--force", id).CombinedOutput(); err != nil {
 			errs = append(errs, fmt.Errorf("runc delete %s: %v: %s", id, err, o))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// killCrunContainers is killRuncContainers for crun, through its wrapper
+// (crun's kill and delete fail on hybrid hosts without it).
+func killCrunContainers(l layout, root string) error {
+	crun, err := exec.LookPath("crun")
+	if err != nil {
+		return nil // no crun: it ran no container
+	}
+	out, err := crunCommand(l, crun, "--root", root, "list", "-q").Output()
+	if err != nil {
+		return nil // no crun state: nothing to kill
+	}
+	var errs []error
+	for _, id := range strings.Fields(string(out)) {
+		_ = crunCommand(l, crun, "--root", root, "kill", "--all", id, "KILL").Run()
+		if o, err := crunCommand(l, crun, "--root", root, "delete", "--force", id).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("crun delete %s: %v: %s", id, err, o))
 		}
 	}
 	return errors.Join(errs...)

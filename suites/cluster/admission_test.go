@@ -1,13 +1,16 @@
 package cluster_test
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -75,25 +78,68 @@ var _ = Describe("Pod Security admission of ephemeral containers", framework.Lab
 		Entry("restricted: a compliant container is admitted", "restricted", compliant, true, SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
 
-	// A pod admitted before its namespace enforced baseline keeps its
-	// hostPath volume; an ephemeral container must not become the way to
-	// mount the host once the level is enforced.
-	It("an ephemeral container mounting a hostPath volume of a pod admitted earlier is rejected once the namespace enforces baseline [SEC-2]", func(ctx SpecContext) {
-		f := newFrameworkWithLabels(ctx, map[string]string{"pod-security.kubernetes.io/enforce": "privileged"})
-		pod, err := f.CreatePod(ctx, targetPod(f, func(p *corev1.Pod) {
-			p.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
-		}))
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		patch := []byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"baseline"}}}`)
-		_, err = f.Client.CoreV1().Namespaces().Patch(ctx, f.Namespace, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		ec := f.DebugContainer("debugger", "target")
-		ec.VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/host"}}
-		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
-		AddReportEntry("baseline namespace, pod with a hostPath volume", kube.Rejection(err), ReportEntryVisibilityAlways)
-		Expect(kube.Rejection(err)).To(ContainSubstring(`violates PodSecurity "baseline:latest"`), "want the Pod Security admission message")
-		Expect(kube.Rejection(err)).To(ContainSubstring(hostPathVolumes), "the message must name the hostPath volume")
-	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+	// What Pod Security admission decides when an ephemeral container is
+	// added (k8s.io/pod-security-admission@v0.36.3 admission/admission.go,
+	// the code the v1.36.3 API server's PodSecurity plugin delegates to):
+	// ValidatePod evaluates the ephemeralcontainers subresource (it is not
+	// among the ignored pod subresources), isSignificantPodUpdate counts an
+	// added ephemeral container as significant, and EvaluatePod then checks
+	// the whole pod spec against the namespace's enforced level. Volumes are
+	// pod-level, so a hostPath volume the pod was admitted with before the
+	// namespace enforced baseline now fails every such update: the ephemeral
+	// container's own volume mount plays no part, which the entry without
+	// the mount shows, and a pod without the volume in the same namespace
+	// takes the same container. The refusal is forbiddenResponse's 403, with
+	// "violates PodSecurity" and the check's ForbiddenDetail as message.
+	DescribeTable("once its namespace enforces baseline, a pod admitted earlier with a hostPath volume takes no ephemeral container: Pod Security evaluates the whole pod on the update, whether or not the container mounts the volume [SEC-2]",
+		func(ctx SpecContext, hostPath, mount bool) {
+			f := newFrameworkWithLabels(ctx, map[string]string{"pod-security.kubernetes.io/enforce": "privileged"})
+			withHostPath := func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+			}
+			pod := targetPod(f)
+			if hostPath {
+				pod = targetPod(f, withHostPath)
+			}
+			pod, err := f.CreatePod(ctx, pod)
+			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+			patch := []byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"baseline"}}}`)
+			_, err = f.Client.CoreV1().Namespaces().Patch(ctx, f.Namespace, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			// Admission reads namespace labels from an informer: wait until
+			// baseline is in force (a dry-run create of the same pod is
+			// refused), or an admitted container would prove nothing.
+			Eventually(ctx, func() string {
+				probe := targetPod(f, withHostPath)
+				probe.Name = "probe"
+				probe.Namespace = f.Namespace
+				_, err := f.Client.CoreV1().Pods(f.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				return kube.Rejection(err)
+			}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll).Should(ContainSubstring(`violates PodSecurity "baseline:latest"`), "the namespace never enforced baseline")
+			ec := f.DebugContainer("debugger", "target")
+			if mount {
+				ec.VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/host"}}
+			}
+			_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
+			AddReportEntry(fmt.Sprintf("baseline namespace, pod admitted earlier (hostPath volume: %v), ephemeral container mounts it: %v", hostPath, mount), kube.Rejection(err), ReportEntryVisibilityAlways)
+			if !hostPath {
+				Expect(err).NotTo(HaveOccurred(), "a pod that meets baseline must take a container that does: %s", kube.Rejection(err))
+				return
+			}
+			var se *apierrors.StatusError
+			Expect(errors.As(err, &se)).To(BeTrue(), "want Pod Security's 403, got %s", kube.Rejection(err))
+			Expect(se.ErrStatus.Code).To(BeEquivalentTo(http.StatusForbidden), kube.Rejection(err))
+			Expect(se.ErrStatus.Reason).To(Equal(metav1.StatusReasonForbidden), kube.Rejection(err))
+			Expect(se.ErrStatus.Message).To(Equal(fmt.Sprintf(`pods %q is forbidden: violates PodSecurity "baseline:latest": %s`, pod.Name, hostPathVolumes)),
+				"want exactly Pod Security's verdict on the whole pod: its hostPath volume, not the ephemeral container")
+			got, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ephemeralNames(got)).To(BeEmpty(), "the refused ephemeral container was added")
+		},
+		Entry("the ephemeral container mounts the hostPath volume: forbidden", true, true, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("control: the ephemeral container mounts nothing: forbidden all the same", true, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("control: a pod without the volume, the same container: admitted", false, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
 })
 
 // The names Pod Security gives the checks these specs violate.

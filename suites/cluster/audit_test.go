@@ -34,7 +34,7 @@ var _ = Describe("Auditing of the subresource", framework.Label(framework.LabelC
 		pod, err := f.CreatePod(ctx, targetPod(f))
 		Expect(err).NotTo(HaveOccurred())
 		user := "ectest-audited-" + f.Token
-		grant(ctx, f, user, "", rule("pods", "get"), rule("pods/ephemeralcontainers", "update", "patch"))
+		grant(ctx, f, userSubject(user), "", rule("pods", "get"), rule("pods/ephemeralcontainers", "update", "patch"))
 		as := f.Impersonate(user)
 		_, err = f.AddEphemeral(ctx, as, pod.Name, f.DebugContainer("updated", ""))
 		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))

@@ -2,13 +2,14 @@ package cluster_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
+	"github.com/google/go-containerregistry/pkg/name"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,47 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 		})
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
+	It("an ephemeral container whose image cannot be pulled is reported waiting, with the pull failure as its reason [LIFE-1]", func(ctx SpecContext) {
+		f := newFramework(ctx)
+		pod := f.RunPod(ctx, targetPod(f))
+		// A tag missing from the suite's own registry: the node reaches the
+		// registry, which answers that the manifest is unknown.
+		debug, err := name.ParseReference(f.Images[images.Debug], name.Insecure)
+		Expect(err).NotTo(HaveOccurred())
+		missing := debug.Context().Tag("absent-" + f.Token).String()
+		ec := f.DebugContainer("debugger", "")
+		ec.Image = missing
+		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
+		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+		// The kubelet's verdict on the image is the first state after the
+		// ones it reports before it tries (ContainerCreating): it must be
+		// waiting, with the pull failure as reason.
+		beforePull := []string{"", "ContainerCreating", "PodInitializing"}
+		var seen []string
+		got := f.WaitPod(ctx, pod.Name, "showing the kubelet's verdict on the ephemeral container's image", func(p *corev1.Pod) bool {
+			s := kube.EphemeralStatus(p, "debugger")
+			switch {
+			case s == nil:
+				return false
+			case s.State.Waiting != nil:
+				seen = appendOnce(seen, "waiting:"+s.State.Waiting.Reason)
+				return !slices.Contains(beforePull, s.State.Waiting.Reason)
+			case s.State.Running != nil:
+				seen = appendOnce(seen, "running")
+			case s.State.Terminated != nil:
+				seen = appendOnce(seen, "terminated:"+s.State.Terminated.Reason)
+			}
+			return true
+		})
+		s := kube.EphemeralStatus(got, "debugger")
+		AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
+		Expect(s.State.Waiting).NotTo(BeNil(), "a container whose image cannot be pulled must be waiting; states seen: %s", strings.Join(seen, " -> "))
+		AddReportEntry("waiting", s.State.Waiting.Reason+": "+s.State.Waiting.Message, ReportEntryVisibilityAlways)
+		Expect(s.State.Waiting.Reason).To(BeElementOf("ErrImagePull", "ImagePullBackOff"), "the waiting reason must be the pull failure")
+		Expect(s.State.Waiting.Message).To(ContainSubstring(missing), "the reason's message must name the image")
+		Expect(s.RestartCount).To(BeZero())
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
 	DescribeTable("an exited ephemeral container is never restarted [LIFE-2]",
 		func(ctx SpecContext, policy corev1.RestartPolicy) {
 			f := newFramework(ctx)
@@ -64,7 +106,10 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 				s := kube.EphemeralStatus(p, "debugger")
 				return s != nil && s.State.Terminated != nil
 			})
-			// A restart would show within a few kubelet syncs (backoff starts at 10s).
+			// framework.NeverRestartedWindow derives how soon a restart
+			// would show from the kubelet's back-off; it starts now, after
+			// the exit.
+			AddReportEntry("watched for a restart", framework.NeverRestartedWindow.String(), ReportEntryVisibilityAlways)
 			Consistently(ctx, func() (string, error) {
 				p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 				if err != nil {
@@ -72,7 +117,7 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 				}
 				s := kube.EphemeralStatus(p, "debugger")
 				return fmt.Sprintf("restarts=%d terminated=%v", s.RestartCount, s.State.Terminated != nil), nil
-			}).WithTimeout(25 * time.Second).WithPolling(time.Second).Should(Equal("restarts=0 terminated=true"))
+			}).WithTimeout(framework.NeverRestartedWindow).WithPolling(f.Timeouts.Poll * 5).Should(Equal("restarts=0 terminated=true"))
 		},
 		Entry("restartPolicy Always", corev1.RestartPolicyAlways, SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("restartPolicy OnFailure", corev1.RestartPolicyOnFailure, SpecTimeout(framework.DefaultTimeouts.Spec)),

@@ -102,5 +102,5 @@ func newFrameworkWithLabels(ctx context.Context, labels map[string]string, exerc
 	for _, n := range exercises {
 		session.Checker.RequireApplicable(n)
 	}
-	return kube.New(ctx, session, labels)
+	return kube.New(ctx, session, labels, exercises...)
 }

@@ -30,7 +30,7 @@ var _ = Describe("Debug container latency", framework.Label(framework.LabelCRI, 
 				opts        cri.DebugOptions
 			}{
 				{"regular container create+start", cri.DebugOptions{Name: fmt.Sprintf("regular-%d", i)}},
-				{"debug container (PID TARGET) create+start", cri.DebugOptions{Name: fmt.Sprintf("debug-%d", i), PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID}},
+				{"debug container (PID TARGET) create+start", cri.DebugOptions{Name: fmt.Sprintf("debug-%d", i), PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID}},
 			} {
 				start := time.Now()
 				c := f.StartDebug(ctx, sb, kind.opts)

@@ -12,8 +12,11 @@ import (
 )
 
 var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framework.LabelLinuxOnly), func() {
-	DescribeTable("a sandbox with NODE mode is in the host's namespace, and so is a debug container in it [CRI-5]",
+	DescribeTable("a sandbox with NODE mode is in the host's namespace, and so is a debug container in it [CRI-5] [WIN-1]",
 		func(ctx SpecContext, n capability.Name, kind string, opts cri.SandboxOptions) {
+			if windowsBranch(ctx, n) {
+				return
+			}
 			f := newFramework(n)
 			host, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, kind)
 			if !ok {
@@ -42,15 +45,18 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 			cri.SandboxOptions{IPC: runtimeapi.NamespaceMode_NODE}, SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
 
-	It("a debug container targeting a container in the host's PID namespace lands in the host's namespace [CRI-2]",
+	It("a debug container targeting a container in the host's PID namespace lands in the host's namespace [CRI-2] [WIN-2]",
 		framework.Label(string(capability.PIDTarget), framework.LabelPID), func(ctx SpecContext) {
+			if windowsBranch(ctx, capability.PIDTarget, capability.PIDNode) {
+				return
+			}
 			f := newFramework(capability.PIDTarget, capability.PIDNode)
 			if _, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, "pid"); !ok {
 				Skip("the runtime is not on this machine: whether a namespace is the host's is not decidable remotely")
 			}
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{PID: runtimeapi.NamespaceMode_NODE})
-			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: runtimeapi.NamespaceMode_NODE, PIDSet: true})
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: cri.Mode(runtimeapi.NamespaceMode_NODE)})
 			f.RecordPIDView(ctx, capability.PIDTarget, cri.ViewNode, sb,
-				cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID}, target)
+				cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID}, target)
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })

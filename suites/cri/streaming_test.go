@@ -17,7 +17,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		f := newFramework(capability.Exec)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
-		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID})
+		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 
 		var problems, evidence []string
 		sync, err := f.Exec(ctx, dbg, "sh", "-c", "echo out-$((6*7)); echo err-$((6*7)) >&2; exit 3")
@@ -47,7 +47,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		f := newFramework(capability.Attach)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
-		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID,
+		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID,
 			Command: []string{"sh"}, Stdin: true, StdinOnce: true, TTY: true})
 		// The answer (42) appears only if the shell evaluated the input: the
 		// TTY echoes the input itself, which holds $((6*7)), not 42.
@@ -64,25 +64,105 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		f.Checker.Record(obs)
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
+	It("attach without a TTY delivers a debug container's stdout and stderr on separate streams [CRI-8]", framework.Label(string(capability.Attach)), func(ctx SpecContext) {
+		f := newFramework(capability.Attach)
+		dbg := startEchoDebug(ctx, f)
+		in := "1-" + f.Token
+		res, err := f.Attach(ctx, dbg, &cri.Input{Text: in + "\n", Until: "out-" + in, UntilStderr: "err-" + in, Drop: true}, false)
+		obs := capability.Observation{Capability: capability.Attach, Case: "without a TTY", Evidence: fmt.Sprintf("typed %q; stdout %q; stderr %q; err %v", in, res.Stdout, res.Stderr, err)}
+		var problems []string
+		if !strings.Contains(res.Stdout, "out-"+in) || strings.Contains(res.Stdout, "err-"+in) {
+			problems = append(problems, fmt.Sprintf("stdout should hold out-%s and nothing of stderr", in))
+		}
+		if !strings.Contains(res.Stderr, "err-"+in) || strings.Contains(res.Stderr, "out-"+in) {
+			problems = append(problems, fmt.Sprintf("stderr should hold err-%s and nothing of stdout", in))
+		}
+		switch {
+		case err != nil && res.Stdout == "" && res.Stderr == "":
+			obs.Outcome, obs.Observed = capability.Refused, "attach failed: "+err.Error()
+		case len(problems) > 0 || err != nil:
+			if err != nil {
+				problems = append(problems, "the session failed: "+err.Error())
+			}
+			obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
+		default:
+			obs.Outcome, obs.Observed = capability.Works, "stdout and stderr apart"
+		}
+		f.Checker.Record(obs)
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
+	It("a dropped attach connection sends the debug container no EOF: it keeps running, and attaching again sees its output go on [CRI-8] [LIFE-4]", framework.Label(string(capability.Attach)), func(ctx SpecContext) {
+		f := newFramework(capability.Attach)
+		dbg := startEchoDebug(ctx, f)
+		var problems, evidence []string
+		obs := capability.Observation{Capability: capability.Attach, Case: "dropped and attached again"}
+		// Each session types a line, waits for the answer on both streams,
+		// and drops the connection with stdin still open.
+		for i, line := range []string{"1-" + f.Token, "2-" + f.Token} {
+			res, err := f.Attach(ctx, dbg, &cri.Input{Text: line + "\n", Until: "out-" + line, UntilStderr: "err-" + line, Drop: true}, false)
+			evidence = append(evidence, fmt.Sprintf("attach %d: typed %q; stdout %q; stderr %q; err %v", i+1, line, res.Stdout, res.Stderr, err))
+			if err != nil || !strings.Contains(res.Stdout, "out-"+line) || !strings.Contains(res.Stderr, "err-"+line) {
+				problems = append(problems, fmt.Sprintf("attach %d got no answer to %q", i+1, line))
+				if i == 0 && res.Stdout == "" && res.Stderr == "" {
+					obs.Outcome, obs.Observed, obs.Evidence = capability.Refused, fmt.Sprint("attach failed: ", err), strings.Join(evidence, "\n")
+					f.Checker.Record(obs)
+					return
+				}
+			}
+			st, err := f.Status(ctx, dbg)
+			Expect(err).NotTo(HaveOccurred())
+			evidence = append(evidence, fmt.Sprintf("after dropping attach %d: the debug container is %s (exit code %d)", i+1, st.State, st.ExitCode))
+			if st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				problems = append(problems, fmt.Sprintf("the debug container is %s after attach %d was dropped: its stdin was closed", st.State, i+1))
+				break
+			}
+		}
+		if stdout, stderr, err := f.Logs(ctx, dbg); err == nil {
+			evidence = append(evidence, fmt.Sprintf("its CRI log: stdout %q, stderr %q", stdout, stderr))
+		}
+		obs.Outcome, obs.Observed, obs.Evidence = capability.Works, "kept running; the second attach was answered", strings.Join(evidence, "\n")
+		if len(problems) > 0 {
+			obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
+		}
+		f.Checker.Record(obs)
+	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+
 	It("a debug container's stdout and stderr, written before anyone attaches, are in its CRI log [CRI-8] [LIFE-4]", framework.Label(string(capability.Logs)), func(ctx SpecContext) {
 		f := newFramework(capability.Logs)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
-		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: target.ID,
+		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID,
 			Command: []string{"sh", "-c", "echo out-$((6*7)); echo err-$((6*7)) >&2; exec sleep 86400"}})
-		var log string
+		// Each line must be in the log under its own stream, as the kubelet
+		// reads it (kubectl logs shows both; the API separates neither, the
+		// CRI log format does).
+		var stdout, stderr string
 		failure := InterceptGomegaFailure(func() {
 			Eventually(ctx, func(g Gomega) {
 				var err error
-				log, err = f.Logs(dbg)
+				stdout, stderr, err = f.Logs(ctx, dbg)
 				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(log).To(And(ContainSubstring("out-42\n"), ContainSubstring("err-42\n")))
+				g.Expect(stdout).To(ContainSubstring("out-42\n"), "stdout")
+				g.Expect(stderr).To(ContainSubstring("err-42\n"), "stderr")
 			}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll).Should(Succeed())
 		})
-		obs := capability.Observation{Capability: capability.Logs, Outcome: capability.Works, Observed: "stdout and stderr logged", Evidence: dbg.LogPath() + ":\n" + log}
+		obs := capability.Observation{Capability: capability.Logs, Outcome: capability.Works, Observed: "stdout and stderr logged, each in its stream",
+			Evidence: fmt.Sprintf("%s:\nstdout: %q\nstderr: %q", dbg.LogPath(), stdout, stderr)}
 		if failure != nil {
 			obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "output missing from the log", failure.Error()
 		}
 		f.Checker.Record(obs)
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+// startEchoDebug starts a TARGET debug container that answers each line on
+// its stdin with out-<line> on stdout and err-<line> on stderr, stdin open
+// and not closed after the first attach (stdin_once false), no TTY: the
+// shape of an interactive ephemeral container that several clients attach to.
+func startEchoDebug(ctx SpecContext, f *cri.Framework) *cri.Container {
+	GinkgoHelper()
+	sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+	target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
+	return f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID,
+		Command: []string{"sh", "-c", `while read -r l; do echo "out-$l"; echo "err-$l" >&2; done`, f.DebugMarker("debug")}, Stdin: true})
+}

@@ -97,5 +97,5 @@ func newFramework(exercises ...capability.Name) *cri.Framework {
 	for _, n := range exercises {
 		session.Checker.RequireApplicable(n)
 	}
-	return cri.New(session)
+	return cri.New(session, exercises...)
 }

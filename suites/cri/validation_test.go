@@ -26,7 +26,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			id := targetID(f, ctx, sb, target)
-			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: runtimeapi.NamespaceMode_TARGET, PIDSet: true, TargetID: id})
+			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: id})
 			obs := capability.Observation{Capability: capability.TargetIDValidation, Case: name}
 			if err != nil {
 				obs.Outcome, obs.Observed = cri.JudgeRefusal(dbg != nil, err)
@@ -73,7 +73,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 				obs.Outcome, obs.Observed = cri.JudgeRefusal(false, err)
 				obs.Evidence = cri.StatusText(err)
 			} else {
-				dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PIDSet: true, PID: runtimeapi.NamespaceMode_POD})
+				dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_POD)})
 				view, perr := f.ObservePIDs(ctx, dbg, nil)
 				obs.Outcome, obs.Observed = capability.Deviated, "accepted, a container of it joined "+string(view.View)
 				obs.Evidence = fmt.Sprintf("RunPodSandbox with PID TARGET succeeded: sandbox %s\n%s%v", sb.ID, view.Evidence(), orEmpty(perr))
@@ -90,8 +90,8 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 				what string
 				o    cri.DebugOptions
 			}{
-				{"target_id with PID CONTAINER", cri.DebugOptions{Name: "container-with-target-id", PIDSet: true, PID: runtimeapi.NamespaceMode_CONTAINER, TargetID: target.ID}},
-				{"PID TARGET with a unique 12-character prefix of the target's ID", cri.DebugOptions{Name: "prefix", PIDSet: true, PID: runtimeapi.NamespaceMode_TARGET, TargetID: target.ID[:12]}},
+				{"target_id with PID CONTAINER", cri.DebugOptions{Name: "container-with-target-id", PID: cri.Mode(runtimeapi.NamespaceMode_CONTAINER), TargetID: target.ID}},
+				{"PID TARGET with a unique 12-character prefix of the target's ID", cri.DebugOptions{Name: "prefix", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID[:12]}},
 			} {
 				dbg, err := f.TryStartDebug(ctx, sb, c.o)
 				what := "refused: " + cri.StatusText(err)
@@ -123,8 +123,9 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 				}
 			} else {
 				sb := f.RunSandbox(ctx, cri.SandboxOptions{})
-				o := cri.DebugOptions{Name: "debug", PIDSet: true, PID: runtimeapi.NamespaceMode_CONTAINER}
-				setMode(&o.PID, &o.Network, &o.IPC, which)
+				pid := runtimeapi.NamespaceMode_CONTAINER
+				o := cri.DebugOptions{Name: "debug", PID: &pid}
+				setMode(o.PID, &o.Network, &o.IPC, which)
 				var dbg *cri.Container
 				dbg, err = f.TryStartDebug(ctx, sb, o)
 				created = dbg != nil

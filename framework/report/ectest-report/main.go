@@ -4,6 +4,8 @@
 //
 //	ectest-report -o _artifacts _artifacts/cri _artifacts/cluster
 //
+//	ectest-report -outcome _artifacts/probe   # one run's last line and exit code
+//
 // It merges the runs' summaries too, and ends on one line saying how the
 // whole run ended, with its exit code: 0 conformant, 1 nonconformant, 3 the
 // run itself could not be done (a suite wrote no reports, say); 2 is bad
@@ -26,7 +28,17 @@ func main() {
 	out := flag.String("o", "", "directory for the merged matrix.json/md and coverage.json/md")
 	runtimes := flag.Bool("runtimes", false, "make runtimes: arguments are NAME=REPORT_DIR of CRI-suite runs, one per runtime; writes runtimes.json/md")
 	listRuntimes := flag.Bool("list-runtimes", false, "print the embedded runtimes' names, one a line")
+	outcome := flag.String("outcome", "", "print the last line of the run whose reports are in this directory and exit with its code (a ginkgo -p run exits 0 or 1 itself)")
 	flag.Parse()
+	if *outcome != "" {
+		o, err := framework.ReadOutcome(*outcome)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ectest: the run wrote no outcome in %s (%v); its output says why\n", *outcome, err)
+			os.Exit(framework.ExitRunFailed)
+		}
+		fmt.Println(o.Line)
+		os.Exit(o.ExitCode)
+	}
 	if *listRuntimes {
 		for _, f := range embedded.Flavors {
 			fmt.Println(f.Name)

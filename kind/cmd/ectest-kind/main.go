@@ -20,7 +20,7 @@ import (
 	"github.com/ectest/ectest/kind/nodeimage"
 )
 
-const usageText = `usage: ectest-kind COMMAND [flags]
+var usageText = `usage: ectest-kind COMMAND [flags]
   prepare-host   install and configure a Docker engine for kind on this host
   node-image     build the offline node image (prints its reference)
   up             create (or reuse) the kind cluster (prints its kubeconfig path)

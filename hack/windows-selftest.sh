@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# make windows-selftest: a SELF-TEST of the suite's Windows code path, never
+# Windows conformance. ectest-windows-selftest runs the compiled CRI suite
+# through the CRI proxy's windows personality (a private Linux containerd
+# playing containerd on Windows) and a negative control; suites/selftest
+# then checks the matrix says what a Windows run must say
+# (suites/selftest/expected/windows/). Reports in $REPORT_DIR/windows-selftest.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+go=${GO:-go}
+out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/windows-selftest")
+bin=$(mktemp -d /tmp/ectest-windows-selftest-bin.XXXXXX)
+trap 'rm -rf "$bin"' EXIT
+$go test -c -o "$bin/cri.test" ./suites/cri || exit 3
+$go build -o "$bin/ectest-windows-selftest" ./fixtures/criproxy/ectest-windows-selftest || exit 3
+start=$(date +%s)
+"$bin/ectest-windows-selftest" -suite="$bin/cri.test" -out="$out" || exit $?
+echo "ectest: windows-selftest: suite runs took $(( $(date +%s) - start ))s; checking the reports"
+ECTEST_WINDOWS_SELFTEST_DIR="$out" $go test -count=1 -run TestWindowsSelfTest -v ./suites/selftest 2>&1 | tee "$out/selftest.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)'
+exit "${PIPESTATUS[0]}"
