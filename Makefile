@@ -17,7 +17,7 @@ KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION
 RUNTIME_CLASS ?=
 CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
-.PHONY: windows windows-selftest conformance conformance-cri test mutation runtimes probe unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: windows windows-selftest conformance conformance-cri test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -40,9 +40,14 @@ test: verify unit
 	hack/cluster-selftest.sh
 
 ## mutation: the CRI suite through every fault of the fault-injecting CRI proxy (a self-test); a surviving
-## fault fails it. Reports in $(REPORT_DIR)/mutation (FAULTS=a,b for some)
+## fault fails it. Reports in $(REPORT_DIR)/mutation (FAULTS=a,b for some; LAYERS="cri cluster" adds the cluster part)
 mutation:
-	REPORT_DIR=$(REPORT_DIR) hack/mutation.sh
+	REPORT_DIR=$(REPORT_DIR) LAYERS="$(LAYERS)" hack/mutation.sh
+
+## mutation-cluster: the cluster suite through each fault that concerns the cluster layer, each on a kind
+## cluster whose kubelet talks to containerd through the proxy (a few minutes per fault; not part of make test)
+mutation-cluster:
+	REPORT_DIR=$(REPORT_DIR) LAYERS=cluster hack/mutation.sh
 
 ## runtimes: the CRI suite against every embedded runtime (containerd-1.6, containerd-1.7, containerd-2, containerd-2-crun, containerd-2-gvisor; RUNTIMES="a b" for some),
 ## one table with the runtimes as columns in $(REPORT_DIR)/runtimes/runtimes.md

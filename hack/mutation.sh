@@ -1,18 +1,34 @@
 #!/usr/bin/env bash
 # make mutation: the CRI suite through every fault of the fault-injecting
 # CRI proxy (a self-test tool, fixtures/criproxy) in front of a private
-# containerd; a fault the suite does not report as the nonconformance it
-# declares fails this (exit 1). Reports in $REPORT_DIR/mutation.
+# containerd; with LAYERS="cri cluster" (or LAYERS=cluster, make
+# mutation-cluster) also the cluster suite through each fault that concerns
+# the cluster layer, each on a kind cluster of its own whose kubelet talks
+# to containerd through the proxy. A fault the suite does not report as the
+# nonconformance it declares fails this (exit 1). Reports in
+# $REPORT_DIR/mutation.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/mutation")
+layers=${LAYERS:-cri}
 bin=$(mktemp -d /tmp/ectest-mutation-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-$go test -c -o "$bin/cri.test" ./suites/cri || exit 3
+args=()
+case " $layers " in *" cri "*)
+  $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
+  args+=(-suite="$bin/cri.test") ;;
+esac
+case " $layers " in *" cluster "*)
+  $go test -c -o "$bin/cluster.test" ./suites/cluster || exit 3
+  args+=(-cluster-suite="$bin/cluster.test") ;;
+esac
+if [ ${#args[@]} -eq 0 ]; then
+  echo "ectest: LAYERS=\"$layers\": want cri, cluster or both"; exit 2
+fi
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
 $go build -o "$bin/ectest-mutation" ./fixtures/criproxy/ectest-mutation || exit 3
-"$bin/ectest-mutation" -suite="$bin/cri.test" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS}
+"$bin/ectest-mutation" "${args[@]}" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS}
 code=$?
 sed -n '1,/^## Faults/p' "$out/mutation.md" 2>/dev/null | head -n -1
 exit $code

@@ -38,12 +38,25 @@ type Options struct {
 	// NodeRuntime names the offline-built node image's container runtime
 	// (nodeimage.NodeRuntimes; nodeimage.DefaultNodeRuntime if empty).
 	NodeRuntime string
+	// CRIProxy puts the fault-injecting CRI proxy (a SELF-TEST tool)
+	// between the kubelet and containerd of a cluster made here; nil for none.
+	CRIProxy *CRIProxy
 	// Keep leaves a created cluster running after Down.
 	Keep bool
 	// StateDir holds the kubeconfig, audit policy and audit log
 	// (<user cache dir>/ectest/clusters/<name> if empty).
 	StateDir string
 	Log      func(format string, args ...any)
+}
+
+// CRIProxy says which fault the node's CRI proxy injects, and which binary
+// runs it: one that dispatches fixtures/criproxy's program by argv[0]
+// (ectest-kind, ectest-mutation; never a suite binary). It is copied into
+// the cluster's state directory and mounted into the node, so one node
+// image serves every fault.
+type CRIProxy struct {
+	Fault  string
+	Binary string
 }
 
 // Cluster is a cluster the suites can use.
@@ -56,10 +69,12 @@ type Cluster struct {
 	// NodeRuntime is the node runtime of a node image built here ("" for
 	// clusters given by kubeconfig or made from a given node image).
 	NodeRuntime string
-	created     bool
-	keep        bool
-	provider    *kindcluster.Provider
-	log         func(format string, args ...any)
+	// CRIProxyFault is the fault of the node's CRI proxy ("" for none).
+	CRIProxyFault string
+	created       bool
+	keep          bool
+	provider      *kindcluster.Provider
+	log           func(format string, args ...any)
 }
 
 // Up returns the cluster to use: the one given by kubeconfig, the kind
@@ -117,6 +132,15 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 			if o.NodeImage == "" && c.NodeRuntime != "" && c.NodeRuntime != rt.Name {
 				return nil, fmt.Errorf("kind cluster %q runs the node runtime %s, not %s: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.NodeRuntime, rt.Name, o.Name)
 			}
+			if c.CRIProxyFault, err = c.nodeFile(strings.TrimPrefix(nodeimage.CRIProxyDir+"/"+nodeimage.CRIProxyFault, "/")); err != nil {
+				return nil, err
+			}
+			if o.CRIProxy != nil && o.CRIProxy.Fault != c.CRIProxyFault {
+				return nil, fmt.Errorf("kind cluster %q runs the CRI proxy fault %q, not %q: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.CRIProxyFault, o.CRIProxy.Fault, o.Name)
+			}
+			if c.CRIProxyFault != "" {
+				logf("SELF-TEST: kind cluster %q runs the fault-injecting CRI proxy with the fault %q between its kubelet and containerd; reports made on it say so", o.Name, c.CRIProxyFault)
+			}
 			logf("reusing kind cluster %q (node runtime %s)", o.Name, orUnknown(c.NodeRuntime))
 			return c, c.provider.ExportKubeConfig(o.Name, c.Kubeconfig, false)
 		}
@@ -138,10 +162,21 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err := os.WriteFile(filepath.Join(policyDir, "policy.yaml"), auditPolicy, 0o644); err != nil {
 		return nil, err
 	}
+	proxyDir := ""
+	if o.CRIProxy != nil {
+		if o.NodeImage != "" {
+			return nil, errors.New("the CRI proxy needs a node image built here (its unit is in it), not -kind-node-image")
+		}
+		if proxyDir, err = stageCRIProxy(filepath.Join(o.StateDir, "criproxy"), *o.CRIProxy); err != nil {
+			return nil, err
+		}
+		c.CRIProxyFault = o.CRIProxy.Fault
+		logf("SELF-TEST: the fault-injecting CRI proxy with the fault %q goes between the kubelet and containerd of kind cluster %q", o.CRIProxy.Fault, o.Name)
+	}
 	cfg := Config(ConfigOptions{
 		Name: o.Name, NodeImage: image, Kubernetes: v, CgroupV1: hostCgroupV1(),
 		AuditPolicyDir: policyDir, AuditLogDir: filepath.Dir(c.AuditLog),
-		OwnCNI: o.NodeImage == "",
+		OwnCNI: o.NodeImage == "", CRIProxyDir: proxyDir,
 	})
 	start := time.Now()
 	logf("creating kind cluster %q from %s", o.Name, image)
@@ -163,6 +198,27 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	logf("kind cluster %q ready in %s (node runtime %s); kubeconfig: %s", o.Name, time.Since(start).Round(time.Second), orUnknown(c.NodeRuntime), c.Kubeconfig)
 	return c, nil
+}
+
+// stageCRIProxy copies the proxy's program and writes its fault into dir,
+// which the node mounts at nodeimage.CRIProxyDir.
+func stageCRIProxy(dir string, p CRIProxy) (string, error) {
+	if p.Fault == "" || p.Binary == "" {
+		return "", errors.New("the CRI proxy needs a fault and the binary that runs it")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(p.Binary)
+	if err != nil {
+		return "", fmt.Errorf("the CRI proxy's program: %w", err)
+	}
+	prog := filepath.Join(dir, nodeimage.CRIProxyProgram)
+	_ = os.Remove(prog)
+	if err := os.WriteFile(prog, data, 0o755); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, nodeimage.CRIProxyFault), []byte(p.Fault+"\n"), 0o644)
 }
 
 func orUnknown(s string) string {

@@ -41,6 +41,11 @@ type ConfigOptions struct {
 	// OwnCNI replaces kind's default CNI (kindnetd, whose image cannot be
 	// pulled offline) with the node image's bridge configuration.
 	OwnCNI bool
+	// CRIProxyDir, when set, is the host directory holding the CRI proxy's
+	// program and fault (a SELF-TEST): it is mounted into the node, whose
+	// unit then starts the proxy, and the kubelet (and kubeadm) talk to the
+	// proxy's socket instead of containerd's.
+	CRIProxyDir string
 }
 
 // Config renders a kind v1alpha4 cluster configuration.
@@ -57,10 +62,21 @@ func Config(o ConfigOptions) string {
 	}
 	fmt.Fprintf(&b, "  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n  - hostPath: %s\n    containerPath: %s\n",
 		o.AuditPolicyDir, nodeAuditDir, o.AuditLogDir, nodeAuditLogDir)
+	if o.CRIProxyDir != "" {
+		fmt.Fprintf(&b, "  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", o.CRIProxyDir, nodeimage.CRIProxyDir)
+	}
 	b.WriteString("kubeadmConfigPatches:\n")
 	b.WriteString(indent(apiServerPatch(o.Kubernetes), "- |\n", "  "))
+	var kubelet strings.Builder
 	if o.CgroupV1 && o.Kubernetes.AtLeast(35) {
-		b.WriteString(indent("kind: KubeletConfiguration\nfailCgroupV1: false\n", "- |\n", "  "))
+		kubelet.WriteString("failCgroupV1: false\n")
+	}
+	if o.CRIProxyDir != "" {
+		fmt.Fprintf(&kubelet, "containerRuntimeEndpoint: unix://%s\n", nodeimage.CRIProxySocket)
+		b.WriteString(indent(fmt.Sprintf("kind: InitConfiguration\nnodeRegistration:\n  criSocket: unix://%s\n", nodeimage.CRIProxySocket), "- |\n", "  "))
+	}
+	if kubelet.Len() > 0 {
+		b.WriteString(indent("kind: KubeletConfiguration\n"+kubelet.String(), "- |\n", "  "))
 	}
 	return b.String()
 }

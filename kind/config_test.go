@@ -70,3 +70,28 @@ func TestAuditPolicyIsValidYAML(t *testing.T) {
 		t.Error("the policy must record the subresource")
 	}
 }
+
+func TestConfigWithCRIProxy(t *testing.T) {
+	cfg := Config(ConfigOptions{Name: "m", NodeImage: "ectest/kind-node:x", Kubernetes: mustVersion(t, "v1.36.3"), CgroupV1: true,
+		AuditPolicyDir: "/p", AuditLogDir: "/l", OwnCNI: true, CRIProxyDir: "/state/criproxy"})
+	var parsed map[string]any
+	if err := yaml.UnmarshalStrict([]byte(cfg), &parsed); err != nil {
+		t.Fatalf("not YAML: %v\n%s", err, cfg)
+	}
+	for _, want := range []string{
+		"hostPath: /state/criproxy\n    containerPath: /opt/ectest/criproxy\n    readOnly: true",
+		"criSocket: unix:///run/ectest-criproxy/criproxy.sock",
+		"containerRuntimeEndpoint: unix:///run/ectest-criproxy/criproxy.sock",
+	} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("config lacks %q:\n%s", want, cfg)
+		}
+	}
+	// One KubeletConfiguration patch carries both kubelet settings.
+	if strings.Count(cfg, "kind: KubeletConfiguration") != 1 || !strings.Contains(cfg, "failCgroupV1: false") {
+		t.Errorf("kubelet patches:\n%s", cfg)
+	}
+	if plain := Config(ConfigOptions{Name: "m", Kubernetes: mustVersion(t, "v1.36.3"), AuditPolicyDir: "/p", AuditLogDir: "/l"}); strings.Contains(plain, "criproxy") {
+		t.Errorf("no proxy without a fault:\n%s", plain)
+	}
+}

@@ -192,7 +192,7 @@ func (b *Builder) stage(what, cold string) func(error) error {
 }
 
 // nodeRecipe changes whenever assemble changes.
-const nodeRecipe = "4"
+const nodeRecipe = "5"
 
 func (b *Builder) moduleDir(ctx context.Context, modVersion string) (string, error) {
 	out, err := b.output(ctx, "", b.goCmd(), "mod", "download", "-json", modVersion)
@@ -290,6 +290,7 @@ func assemble(root, kindFiles, binDir string, v Version, list ImageList, rt Node
 		"kind/manifests/default-storage.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ectest-no-default-storage\n  namespace: kube-system\n",
 		"etc/systemd/system/ectest-import-images.service": importUnit,
 		"etc/systemd/system/ectest-cgroup-fix.service":    cgroupFixUnit,
+		"etc/systemd/system/" + CRIProxyUnit:              criProxyUnit,
 		"usr/local/bin/ectest-init":                       ectestInit,
 		"usr/local/bin/ectest-cgroup-fix":                 cgroupFix,
 		"etc/containerd/certs.d/.keep":                    "",
@@ -314,7 +315,7 @@ func assemble(root, kindFiles, binDir string, v Version, list ImageList, rt Node
 			_ = os.Remove(m)
 		}
 	}
-	for _, u := range []string{"kubelet.service", "containerd.service", "undo-mount-hacks.service", "ectest-import-images.service", "ectest-cgroup-fix.service"} {
+	for _, u := range []string{"kubelet.service", "containerd.service", "undo-mount-hacks.service", "ectest-import-images.service", "ectest-cgroup-fix.service", CRIProxyUnit} {
 		if err := link("/etc/systemd/system/"+u, "etc/systemd/system/multi-user.target.wants/"+u); err != nil {
 			return err
 		}
@@ -431,6 +432,38 @@ const cgroupFix = `#!/bin/sh
 awk '$9 == "cgroup" {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do
   grep -qx "$m" /run/ectest-cgroups-at-boot || umount "$m" 2>/dev/null || true
 done
+`
+
+// The fault-injecting CRI proxy (fixtures/criproxy, a SELF-TEST tool) can
+// sit between the kubelet and containerd: a cluster made with a fault
+// mounts CRIProxyDir (the proxy program, a copy of the binary that made the
+// cluster, and the fault's name) and points the kubelet at CRIProxySocket.
+// Without that mount the unit does not start, and the kubelet talks to
+// containerd: one node image serves every fault and none.
+const (
+	CRIProxyUnit   = "ectest-criproxy.service"
+	CRIProxyDir    = "/opt/ectest/criproxy"
+	CRIProxySocket = "/run/ectest-criproxy/criproxy.sock"
+	// CRIProxyProgram and CRIProxyFault are the files in CRIProxyDir (the
+	// program must have this name: the binary runs the proxy under it).
+	CRIProxyProgram = "ectest-criproxy"
+	CRIProxyFault   = "fault"
+)
+
+const criProxyUnit = `[Unit]
+Description=ectest's fault-injecting CRI proxy (a SELF-TEST tool, not a runtime) between the kubelet and containerd
+ConditionPathExists=` + CRIProxyDir + `/` + CRIProxyFault + `
+After=containerd.service
+Requires=containerd.service
+Before=kubelet.service
+
+[Service]
+ExecStart=` + CRIProxyDir + `/` + CRIProxyProgram + ` -listen=` + CRIProxySocket + ` -backend=/run/containerd/containerd.sock -fault-file=` + CRIProxyDir + `/` + CRIProxyFault + `
+Restart=always
+RestartSec=1
+
+[Install]
+WantedBy=multi-user.target
 `
 
 const cgroupFixUnit = `[Unit]

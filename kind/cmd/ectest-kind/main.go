@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ectest/ectest/fixtures/criproxy"
 	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/ectest/ectest/kind"
 	"github.com/ectest/ectest/kind/host"
@@ -31,10 +32,13 @@ flags:
   -node-runtime NAME           the built node image's container runtime (default ` + nodeimage.DefaultNodeRuntime + `; ` + "`ectest-kind node-runtimes`" + ` lists them)
   -kind-node-image IMAGE       use this node image (e.g. a stock kindest/node) instead of building one
   -name NAME                   cluster name (default ` + kind.DefaultName + `)
+  -cri-proxy-fault FAULT       up/smoke: a SELF-TEST cluster, with the fault-injecting CRI proxy (fixtures/criproxy)
+                               between the kubelet and containerd, injecting FAULT (none forwards everything)
   -report-dir DIR              where kind's logs go when smoke fails (default $ARTIFACTS or _artifacts)`
 
 func main() {
 	programs.Dispatch()
+	criproxy.Dispatch() // the node's CRI proxy is a copy of this binary
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
@@ -48,6 +52,7 @@ func main() {
 	fs.StringVar(&o.NodeRuntime, "node-runtime", nodeimage.DefaultNodeRuntime, "")
 	fs.StringVar(&o.Name, "name", kind.DefaultName, "")
 	reportDir := fs.String("report-dir", defaultReportDir(), "")
+	fault := fs.String("cri-proxy-fault", "", "")
 	fs.Usage = func() { fmt.Fprintln(os.Stderr, usageText) }
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		os.Exit(2)
@@ -55,6 +60,18 @@ func main() {
 	if _, err := nodeimage.LookupNodeRuntime(o.NodeRuntime); err != nil {
 		fmt.Fprintln(os.Stderr, "ectest-kind: "+err.Error())
 		os.Exit(2)
+	}
+	if *fault != "" {
+		if _, err := criproxy.Lookup(*fault); err != nil {
+			fmt.Fprintln(os.Stderr, "ectest-kind: -cri-proxy-fault: "+err.Error())
+			os.Exit(2)
+		}
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ectest-kind: the CRI proxy is a copy of this binary: "+err.Error())
+			os.Exit(1)
+		}
+		o.CRIProxy = &kind.CRIProxy{Fault: *fault, Binary: self}
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-kind: "+format+"\n", args...) }
 	o.Keep, o.Log = true, logf
