@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 )
 
@@ -43,6 +44,9 @@ type Options struct {
 	CRIProxy *CRIProxy
 	// Keep leaves a created cluster running after Down.
 	Keep bool
+	// RetainOnFailure keeps the nodes of a creation that failed, to look
+	// into (kubelet and container logs); ectest-kind down removes them.
+	RetainOnFailure bool
 	// StateDir holds the kubeconfig, audit policy and audit log
 	// (<user cache dir>/ectest/clusters/<name> if empty).
 	StateDir string
@@ -186,9 +190,10 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		kindcluster.CreateWithWaitForReady(4*time.Minute),
 		kindcluster.CreateWithDisplayUsage(false),
 		kindcluster.CreateWithDisplaySalutation(false),
+		kindcluster.CreateWithRetain(o.RetainOnFailure),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("create kind cluster %q: %w", o.Name, err)
+		return nil, fmt.Errorf("create kind cluster %q: %w%s", o.Name, err, commandOutputTail(err, 25))
 	}
 	c.created = true
 	if o.NodeImage == "" {
@@ -198,6 +203,21 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	logf("kind cluster %q ready in %s (node runtime %s); kubeconfig: %s", o.Name, time.Since(start).Round(time.Second), orUnknown(c.NodeRuntime), c.Kubeconfig)
 	return c, nil
+}
+
+// commandOutputTail is the end of the output of the command inside a node
+// that failed (kubeadm init, say), which kind keeps in the error but does
+// not print: without it a failed creation says only "exit status 1".
+func commandOutputTail(err error, lines int) string {
+	re := kindexec.RunErrorForError(err)
+	if re == nil || len(re.Output) == 0 {
+		return ""
+	}
+	out := strings.Split(strings.TrimRight(string(re.Output), "\n"), "\n")
+	if len(out) > lines {
+		out = out[len(out)-lines:]
+	}
+	return "\n  its last output:\n    " + strings.Join(out, "\n    ")
 }
 
 // stageCRIProxy copies the proxy's program and writes its fault into dir,

@@ -34,6 +34,7 @@ flags:
   -name NAME                   cluster name (default ` + kind.DefaultName + `)
   -cri-proxy-fault FAULT       up/smoke: a SELF-TEST cluster, with the fault-injecting CRI proxy (fixtures/criproxy)
                                between the kubelet and containerd, injecting FAULT (none forwards everything)
+  -retain-on-failure           up: keep the nodes of a creation that failed, to look into; down removes them
   -report-dir DIR              where kind's logs go when smoke fails (default $ARTIFACTS or _artifacts)`
 
 func main() {
@@ -53,6 +54,7 @@ func main() {
 	fs.StringVar(&o.Name, "name", kind.DefaultName, "")
 	reportDir := fs.String("report-dir", defaultReportDir(), "")
 	fault := fs.String("cri-proxy-fault", "", "")
+	fs.BoolVar(&o.RetainOnFailure, "retain-on-failure", false, "")
 	fs.Usage = func() { fmt.Fprintln(os.Stderr, usageText) }
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		os.Exit(2)
