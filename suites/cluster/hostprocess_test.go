@@ -245,7 +245,8 @@ func recordHostProcessDecision(f *kube.Framework, what string, err error, want [
 	case ok:
 		o.Observed = "rejected with " + hostProcessValidation + "'s field errors"
 	case want == nil:
-		o.Outcome, o.Observed = capability.Deviated, "rejected what "+hostProcessValidation+" accepts: "+firstLine(got)
+		// Refused, or accepted with the ephemeral container changed.
+		o.Outcome, o.Observed = capability.Deviated, "did not accept as asked what "+hostProcessValidation+" accepts: "+firstLine(got)
 	default:
 		o.Outcome, o.Observed = capability.Deviated, "not the decision of "+hostProcessValidation+": "+firstLine(got)
 	}
