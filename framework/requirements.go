@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
@@ -65,6 +67,31 @@ var requirements = []Requirement{
 	{"STORY-WIN", "Windows network-only debugging"},
 }
 
+// requirementLayers names the suites (by their layer) whose specs name
+// each requirement; TestRequirementLayers keeps it true to the suites'
+// sources. A run of one suite reports the other suite's requirements as
+// that suite's, not as uncovered. SKEW-1 is no suite's yet.
+var requirementLayers = map[string][]capability.Layer{}
+
+func init() {
+	for _, l := range []struct {
+		layers []capability.Layer
+		ids    string
+	}{
+		{[]capability.Layer{capability.LayerCRI}, "CRI-3 CRI-4 SKEW-3 WIN-1 WIN-2 WIN-3 WIN-5 STORY-WIN"},
+		{[]capability.Layer{capability.LayerCluster}, "API-1 API-2 API-3 API-4 API-5 API-6 API-7 API-8 API-9 API-10 API-11 CRI-7 LIFE-1 LIFE-2 LIFE-3 SEC-1 SEC-2 SEC-4 SEC-5 SKEW-2 STORY-AUTO STORY-SUPPORT WIN-4"},
+		{[]capability.Layer{capability.LayerCRI, capability.LayerCluster}, "CRI-1 CRI-2 CRI-5 CRI-6 CRI-8 LIFE-4 LIFE-5 LIFE-6 SEC-3 STORY-DEBUG STORY-OPS"},
+	} {
+		for _, id := range strings.Fields(l.ids) {
+			requirementLayers[id] = l.layers
+		}
+	}
+}
+
+// RequirementLayers lists the layers whose suites have specs naming the
+// requirement (none for a requirement no suite covers yet).
+func RequirementLayers(id string) []capability.Layer { return requirementLayers[id] }
+
 var requirementRef = regexp.MustCompile(`\[((?:API|LIFE|SEC|CRI|WIN|SKEW|STORY)-[A-Z0-9]+)\]`)
 
 // Requirements lists every known requirement, in document order.
@@ -108,4 +135,29 @@ func CheckSpecRequirements(r types.Report) error {
 		return fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	return nil
+}
+
+// NodeOSEntry is the report entry by which a spec names the node OS it
+// exercised when that is not the run's node's. The coverage report then
+// judges the spec's OS-specific requirements by it: the cluster suite's
+// HostProcess specs bind Windows pods to a Windows Node object of their own
+// on any cluster, so the API server's WIN-4 rules are exercised on a Linux
+// kind cluster too.
+const NodeOSEntry = "ectest.node-os"
+
+// RecordNodeOS says, in the running spec's report, which node OS it
+// exercised and why (see NodeOSEntry).
+func RecordNodeOS(os, why string) {
+	ginkgo.AddReportEntry(NodeOSEntry, os, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.AddReportEntry("node OS "+os, why)
+}
+
+// SpecNodeOS is the node OS a spec's report names (NodeOSEntry), or "".
+func SpecNodeOS(s types.SpecReport) string {
+	for _, e := range s.ReportEntries {
+		if e.Name == NodeOSEntry {
+			return e.Value.String()
+		}
+	}
+	return ""
 }

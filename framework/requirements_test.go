@@ -1,9 +1,12 @@
 package framework
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
@@ -38,5 +41,46 @@ func TestRequirementsAreUnique(t *testing.T) {
 			t.Errorf("requirement %q is duplicated, malformed or has no summary", r.ID)
 		}
 		seen[r.ID] = true
+	}
+}
+
+// The table of which suite names which requirement is the suites' own
+// sources read back: a spec naming a requirement in a suite the table does
+// not list, or a table entry no spec of that suite names, fails here.
+func TestRequirementLayers(t *testing.T) {
+	named := map[string]map[capability.Layer]bool{}
+	for _, l := range []capability.Layer{capability.LayerCRI, capability.LayerCluster} {
+		files, err := filepath.Glob(filepath.Join("..", "suites", string(l), "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("the %s suite's sources: %v", l, err)
+		}
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range RequirementIDs(string(src)) {
+				if named[id] == nil {
+					named[id] = map[capability.Layer]bool{}
+				}
+				named[id][l] = true
+			}
+		}
+	}
+	for _, r := range Requirements() {
+		want := named[r.ID]
+		got := map[capability.Layer]bool{}
+		for _, l := range RequirementLayers(r.ID) {
+			got[l] = true
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: RequirementLayers says %v, the suites' specs name it in %v", r.ID, RequirementLayers(r.ID), want)
+			continue
+		}
+		for l := range want {
+			if !got[l] {
+				t.Errorf("%s: RequirementLayers says %v, the suites' specs name it in %v", r.ID, RequirementLayers(r.ID), want)
+			}
+		}
 	}
 }

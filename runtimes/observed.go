@@ -75,6 +75,8 @@ func read(def capability.Definition, c capability.Cell, os string) reading {
 	switch {
 	case c.Verdict == capability.VerdictError:
 		r.status, r.why = "ERROR", "its spec failed for a reason of its own after observing it: no reading; run the probe again"
+	case c.Verdict == capability.OtherLayer:
+		r.status, r.why = "NOT AT THIS LAYER", fmt.Sprintf("judged at the %s layer only (the %s suite's specs)", capability.OnlyAt(def.Name), capability.OnlyAt(def.Name))
 	case len(c.Observations) == 0:
 		r.status, r.why = "NOT OBSERVED", "no spec of this run recorded it (filtered out, skipped, or failed before observing)"
 	case deviated > 0:
@@ -88,7 +90,7 @@ func read(def capability.Definition, c capability.Cell, os string) reading {
 	}
 	switch {
 	case mandatory:
-		if r.status != "works" && r.status != "NOT OBSERVED" && r.status != "ERROR" {
+		if r.status != "works" && r.status != "NOT OBSERVED" && r.status != "ERROR" && r.status != "NOT AT THIS LAYER" {
 			r.status = "NONCONFORMANT"
 			r.why = fmt.Sprintf("every runtime on %s must support it (%s): it stays declared supported, and the run judged it nonconformant", os, strings.Join(def.Requirements, ", "))
 		} else if r.status != "works" {

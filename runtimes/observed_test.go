@@ -65,6 +65,7 @@ func TestObservedProfileRoundTripsThroughTheLoader(t *testing.T) {
 		capability.PtraceRules:      capability.Unsupported,
 		capability.StoryOps:         capability.Unsupported, // deviated: no declaration makes it conformant
 		capability.Logs:             capability.Supported,   // not observed, mandatory
+		capability.HostProcessRules: capability.Supported,   // the cluster layer's only, mandatory
 	}
 	for n, s := range want {
 		if p.Capabilities[n] != s {
@@ -75,7 +76,7 @@ func TestObservedProfileRoundTripsThroughTheLoader(t *testing.T) {
 		t.Errorf("name %q, match %+v, os %s", p.Name, p.Match, p.OS)
 	}
 	text := string(o.YAML)
-	for _, s := range []string{"# NONCONFORMANT; observed: pod namespace", "# DEVIATED; observed: accepted", "# refused; observed: refused: InvalidArgument", "spec (passed): spec pid-target a", "evidence (pod namespace): PID 1 /pause |", "evidence (PID mode 42: accepted)", "NOT OBSERVED"} {
+	for _, s := range []string{"# NONCONFORMANT; observed: pod namespace", "# DEVIATED; observed: accepted", "# refused; observed: refused: InvalidArgument", "spec (passed): spec pid-target a", "evidence (pod namespace): PID 1 /pause |", "evidence (PID mode 42: accepted)", "NOT OBSERVED", "# NOT AT THIS LAYER", "judged at the cluster layer only (the cluster suite's specs)"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the observed profile lacks %q:\n%s", s, text)
 		}

@@ -68,6 +68,7 @@ const (
 	Attach             Name = "attach"
 	Logs               Name = "logs"
 	StoryOps           Name = "story-ops"
+	HostProcessRules   Name = "hostprocess-rules"
 )
 
 var all = []Definition{
@@ -90,7 +91,21 @@ var all = []Definition{
 	{Attach, "attach to a debug container with stdin and a TTY", []string{"CRI-8"}, true, everywhere, nowhere},
 	{Logs, "a debug container's output is in its CRI log", []string{"CRI-8", "LIFE-4"}, true, everywhere, nowhere},
 	{StoryOps, "the operations story end to end on a distroless target", []string{"STORY-OPS", "CRI-2", "CRI-5", "CRI-6"}, false, nowhereMust, onWindows},
+	{HostProcessRules, "the API server holds Windows HostProcess pods to their rules: all containers HostProcess, ephemeral ones included, and hostNetwork true", []string{"WIN-4"}, true, everywhere, nowhere},
 }
+
+// onlyAt: capabilities judged at one layer only. The HostProcess rules are
+// the API server's (pkg/apis/core/validation): the cluster suite judges
+// them on any cluster, and no CRI call has them to judge.
+var onlyAt = map[Name]Layer{
+	HostProcessRules: LayerCluster,
+}
+
+// OnlyAt is the one layer a capability is judged at ("" for every layer).
+func OnlyAt(n Name) Layer { return onlyAt[n] }
+
+// AtLayer reports whether the capability is judged at layer l.
+func AtLayer(n Name, l Layer) bool { return onlyAt[n] == "" || onlyAt[n] == l }
 
 // MandatoryOnOS reports whether a profile for os must declare the
 // capability supported.
@@ -217,6 +232,9 @@ const (
 	// VerdictProbed: observed in probe mode for a capability a runtime may
 	// lack; recorded, not judged (see Probed).
 	VerdictProbed Verdict = "probed"
+	// OtherLayer: the capability is judged at another layer only (OnlyAt),
+	// so this layer's cell has nothing to say either way.
+	OtherLayer Verdict = "other-layer"
 )
 
 // ProbeReading says what an outcome seen in probe mode means for the
@@ -233,8 +251,11 @@ func ProbeReading(outcome Outcome) string {
 
 // Text is a verdict as reports print it.
 func (v Verdict) Text() string {
-	if v == NotSupportedOnOS {
+	switch v {
+	case NotSupportedOnOS:
 		return "not supported on this OS"
+	case OtherLayer:
+		return "judged at another layer"
 	}
 	return string(v)
 }

@@ -218,3 +218,37 @@ func TestNotSupportedOnOS(t *testing.T) {
 		}
 	}
 }
+
+// A capability judged at one layer only has, at every other layer, a cell
+// that says so: never not-observed (which a CRI run would read as a gap),
+// never unverified, and at its own layer it is judged as any other.
+func TestOnlyAtOneLayer(t *testing.T) {
+	if OnlyAt(HostProcessRules) != LayerCluster || !AtLayer(HostProcessRules, LayerCluster) || AtLayer(HostProcessRules, LayerCRI) || !AtLayer(PIDTarget, LayerCRI) {
+		t.Fatal("hostprocess-rules is the cluster layer's only; pid-target every layer's")
+	}
+	declared := map[Name]Support{HostProcessRules: Supported, PIDTarget: Supported}
+	specs := []SpecObservations{{Spec: SpecRef{Name: "hostprocess [WIN-4]", State: "failed"}, Observations: []Observation{
+		{Capability: HostProcessRules, Layer: LayerCluster, Outcome: Works, Case: "accepted"},
+		{Capability: HostProcessRules, Layer: LayerCluster, Outcome: Deviated, Case: "rejected"},
+	}}}
+	m := Compute(RuntimeInfo{OS: "linux"}, "p", declared, []Layer{LayerCRI, LayerCluster}, specs)
+	m.MarkUnverified(LayerCRI, map[Name]bool{HostProcessRules: true, PIDTarget: true})
+	for _, r := range m.Rows {
+		switch r.Capability {
+		case HostProcessRules:
+			if c := r.Layers[LayerCRI]; c.Verdict != OtherLayer || len(c.Reasons) != 1 {
+				t.Errorf("cri cell: %+v, want other-layer with its reason", c)
+			}
+			if c := r.Layers[LayerCluster]; c.Verdict != Nonconformant || len(c.Observations) != 2 {
+				t.Errorf("cluster cell: %+v, want nonconformant (the required rule deviated once)", c)
+			}
+		case PIDTarget:
+			if c := r.Layers[LayerCRI]; c.Verdict != Unverified {
+				t.Errorf("pid-target at cri: %s, want unverified", c.Verdict)
+			}
+		}
+	}
+	if OtherLayer.Text() == string(OtherLayer) {
+		t.Error("other-layer needs a text for reports")
+	}
+}

@@ -181,9 +181,13 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 		row := Row{Capability: def.Name, Summary: def.Summary, Required: def.Required, Declared: d, Layers: map[Layer]Cell{}}
 		for _, l := range layers {
 			c := Cell{Verdict: NotObserved}
-			if p := byCap[def.Name][l]; p != nil {
+			switch p := byCap[def.Name][l]; {
+			case p != nil:
 				c = *p
-			} else if d == NotApplicable {
+			case !AtLayer(def.Name, l):
+				c.Verdict = OtherLayer
+				c.Reasons = []string{fmt.Sprintf("judged at the %s layer only: no spec of this layer has it to judge", OnlyAt(def.Name))}
+			case d == NotApplicable:
 				c.Verdict = VerdictNotApplicable
 			}
 			sort.Strings(c.Requirements)

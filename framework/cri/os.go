@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -91,4 +92,50 @@ func OSFromStatusInfo(info map[string]string) (n NodeOS, ok bool) {
 		return NodeOS{OS: "linux", Evidence: fmt.Sprintf("the runtime's verbose Status reports Unix paths in its config: %v", unix)}, true
 	}
 	return NodeOS{}, false
+}
+
+// ServedEndpoint is the address the runtime says it serves its API on, from
+// a verbose Status answer's info: containerd's CRI "config" JSON carries its
+// own gRPC address as containerdEndpoint (\\.\pipe\containerd-containerd by
+// default on Windows). ok is false when the answer names none.
+func ServedEndpoint(info map[string]string) (address string, ok bool) {
+	var cfg map[string]any
+	if err := json.Unmarshal([]byte(info["config"]), &cfg); err != nil {
+		return "", false
+	}
+	address, _ = cfg["containerdEndpoint"].(string)
+	return address, address != ""
+}
+
+// IsNamedPipe reports whether address names a Windows named pipe: a path
+// \\.\pipe\<name> (or \\<server>\pipe\<name>), in either slash, or an
+// npipe:// endpoint (WIN-5).
+func IsNamedPipe(address string) bool {
+	if ep, err := ParseEndpoint(address); err == nil && ep.Scheme == "npipe" {
+		return true
+	}
+	return namedPipePath.MatchString(strings.ReplaceAll(address, "/", `\`))
+}
+
+var namedPipePath = regexp.MustCompile(`(?i)^\\\\[^\\]+\\pipe\\[^\\]+`)
+
+// ImagePlatform reads an image's platform from a verbose ImageStatus
+// answer's info: containerd reports the image's config as "imageSpec"
+// inside the JSON under "info" (os, os.version, architecture). ok is false
+// when the answer carries no config.
+func ImagePlatform(info map[string]string) (p ImagePlatformInfo, ok bool) {
+	var v struct {
+		ImageSpec *ImagePlatformInfo `json:"imageSpec"`
+	}
+	if err := json.Unmarshal([]byte(info["info"]), &v); err != nil || v.ImageSpec == nil {
+		return ImagePlatformInfo{}, false
+	}
+	return *v.ImageSpec, true
+}
+
+// ImagePlatformInfo is the platform part of an OCI image config.
+type ImagePlatformInfo struct {
+	OS           string `json:"os"`
+	OSVersion    string `json:"os.version,omitempty"`
+	Architecture string `json:"architecture"`
 }

@@ -100,3 +100,43 @@ func TestDetectOS(t *testing.T) {
 		t.Error("bad endpoint accepted")
 	}
 }
+
+// WIN-5: what the runtime says it serves, and whether that is a named pipe.
+func TestServedEndpointAndNamedPipes(t *testing.T) {
+	for cfg, want := range map[string]string{
+		`{"containerdEndpoint":"\\\\.\\pipe\\containerd-containerd"}`: `\\.\pipe\containerd-containerd`,
+		`{"containerdEndpoint":"/run/containerd/containerd.sock"}`:    "/run/containerd/containerd.sock",
+		`{"rootDir":"/var/lib"}`:                                      "",
+		`not json`:                                                    "",
+	} {
+		got, ok := ServedEndpoint(map[string]string{"config": cfg})
+		if got != want || ok != (want != "") {
+			t.Errorf("ServedEndpoint(%s) = %q, %v; want %q", cfg, got, ok, want)
+		}
+	}
+	for addr, want := range map[string]bool{
+		`\\.\pipe\containerd-containerd`:            true,
+		`//./pipe/containerd-containerd`:            true,
+		`npipe:////./pipe/containerd-containerd`:    true,
+		`\\server\PIPE\x`:                           true,
+		`/run/containerd/containerd.sock`:           false,
+		`unix:///run/containerd/containerd.sock`:    false,
+		`C:\ProgramData\containerd\containerd.sock`: false,
+		`\\.\pipe\`: false,
+	} {
+		if got := IsNamedPipe(addr); got != want {
+			t.Errorf("IsNamedPipe(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// WIN-3: an image's platform from containerd's verbose ImageStatus.
+func TestImagePlatform(t *testing.T) {
+	p, ok := ImagePlatform(map[string]string{"info": `{"chainID":"sha256:x","imageSpec":{"architecture":"amd64","os":"windows","os.version":"10.0.20348.2966","config":{}}}`})
+	if !ok || p.OS != "windows" || p.OSVersion != "10.0.20348.2966" || p.Architecture != "amd64" {
+		t.Errorf("ImagePlatform = %+v, %v", p, ok)
+	}
+	if _, ok := ImagePlatform(map[string]string{}); ok {
+		t.Error("no info, yet a platform")
+	}
+}

@@ -121,7 +121,10 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, fmt.Errorf("cluster at %s does not answer: %w", h.Env.Kubeconfig, err)
 	}
 	h.Env.ServerVersion = v.GitVersion
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	// The cluster's own nodes: not the Node objects the suite's specs
+	// register for themselves (labelled with their run; WIN-4's Windows
+	// node), which a run cut short by SIGKILL may have left.
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "!" + kube.LabelRun})
 	if err != nil || len(nodes.Items) == 0 {
 		return h, fmt.Errorf("list nodes: %v (%d nodes)", err, len(nodes.Items))
 	}
@@ -170,7 +173,7 @@ func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
 	return client, err
 }
 
-// Leaks lists namespaces and cluster-scoped RBAC objects of this run still present.
+// Leaks lists namespaces, Node objects (registered by specs) and cluster-scoped RBAC objects of this run still present.
 func (h *ClusterHandle) Leaks(ctx context.Context) ([]string, error) {
 	client, err := clientFor(h.Env.Kubeconfig)
 	if err != nil {
@@ -184,6 +187,13 @@ func (h *ClusterHandle) Leaks(ctx context.Context) ([]string, error) {
 	}
 	for _, n := range nss.Items {
 		out = append(out, "namespace "+n.Name)
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes.Items {
+		out = append(out, "node "+n.Name)
 	}
 	crs, err := client.RbacV1().ClusterRoles().List(ctx, sel)
 	if err != nil {

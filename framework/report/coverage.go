@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,6 +22,10 @@ const (
 // it and how each ended: a vendor sees what a green run covered and what it
 // did not look at.
 type Coverage struct {
+	// Layers are the suites (by their layer) the coverage is of: a
+	// requirement only another suite's specs name is that suite's, not
+	// uncovered (none known: every requirement without specs is uncovered).
+	Layers       []capability.Layer    `json:"layers,omitempty"`
 	Requirements []RequirementCoverage `json:"requirements"`
 }
 
@@ -28,6 +33,10 @@ type Coverage struct {
 type RequirementCoverage struct {
 	framework.Requirement
 	Specs []CoveredBy `json:"specs"`
+	// OtherSuites names, for a requirement this run had no spec for, the
+	// suites whose specs verify it when none of them was part of the run
+	// (framework.RequirementLayers): WIN-4 is the cluster suite's.
+	OtherSuites []capability.Layer `json:"otherSuites,omitempty"`
 }
 
 // CoveredBy is one spec that names a requirement.
@@ -61,11 +70,12 @@ func RequirementOS(id string) string {
 // zero value when the run never reached a runtime). A spec covers the
 // requirements it names, with two exceptions, each recorded as "not
 // exercised on a <os> node": a requirement about another OS than the
-// node's (WIN-* on Linux), and, when every observation the spec recorded
+// node's (WIN-* on Linux; the node a spec says it exercised, when it says
+// so with framework.RecordNodeOS), and, when every observation the spec recorded
 // is of its capabilities being absent on the node's OS (Windows' branch
 // of the PID specs), the named requirements those observations do not
 // carry (CRI-2 on Windows: the spec verified WIN-2 there, not CRI-2).
-func ComputeCoverage(r types.Report, rt capability.RuntimeInfo) Coverage {
+func ComputeCoverage(r types.Report, rt capability.RuntimeInfo, layers []capability.Layer) Coverage {
 	fault, _ := SelfTest(capability.Matrix{Runtime: rt})
 	by := map[string][]CoveredBy{}
 	for _, s := range r.SpecReports {
@@ -73,19 +83,23 @@ func ComputeCoverage(r types.Report, rt capability.RuntimeInfo) Coverage {
 			continue
 		}
 		absentOnly, carried := absentObservations(s)
+		nodeOS := rt.OS
+		if os := framework.SpecNodeOS(s); os != "" {
+			nodeOS = os
+		}
 		for _, id := range framework.RequirementIDs(s.FullText()) {
 			c := CoveredBy{Suite: r.SuiteDescription, Spec: s.FullText(), State: s.State.String(), SelfTest: fault}
 			switch {
 			case rt.OS == "":
-			case RequirementOS(id) != "" && RequirementOS(id) != rt.OS:
-				c.State = notExercised(rt.OS)
+			case RequirementOS(id) != "" && RequirementOS(id) != nodeOS:
+				c.State = notExercised(nodeOS)
 			case absentOnly && !carried[id]:
 				c.State = notExercised(rt.OS)
 			}
 			by[id] = append(by[id], c)
 		}
 	}
-	return coverageOf(by)
+	return coverageOf(by, layers)
 }
 
 // absentObservations reports whether a spec recorded observations and all
@@ -117,19 +131,36 @@ func absentObservations(s types.SpecReport) (absentOnly bool, carried map[string
 // MergeCoverage puts several runs' coverage together.
 func MergeCoverage(cs ...Coverage) Coverage {
 	by := map[string][]CoveredBy{}
+	var layers []capability.Layer
 	for _, c := range cs {
 		for _, r := range c.Requirements {
 			by[r.ID] = append(by[r.ID], r.Specs...)
 		}
+		for _, l := range c.Layers {
+			if !slices.Contains(layers, l) {
+				layers = append(layers, l)
+			}
+		}
 	}
-	return coverageOf(by)
+	return coverageOf(by, layers)
 }
 
-// coverageOf lists every known requirement, in order, with its specs.
-func coverageOf(by map[string][]CoveredBy) Coverage {
-	var c Coverage
+// coverageOf lists every known requirement, in order, with its specs, and
+// for one without specs whose suites are all outside layers, those suites.
+func coverageOf(by map[string][]CoveredBy, layers []capability.Layer) Coverage {
+	c := Coverage{Layers: layers}
 	for _, q := range framework.Requirements() {
-		c.Requirements = append(c.Requirements, RequirementCoverage{Requirement: q, Specs: by[q.ID]})
+		rc := RequirementCoverage{Requirement: q, Specs: by[q.ID]}
+		if own := framework.RequirementLayers(q.ID); len(rc.Specs) == 0 && len(layers) > 0 && len(own) > 0 {
+			other := true
+			for _, l := range own {
+				other = other && !slices.Contains(layers, l)
+			}
+			if other {
+				rc.OtherSuites = own
+			}
+		}
+		c.Requirements = append(c.Requirements, rc)
 	}
 	return c
 }
@@ -177,6 +208,9 @@ func (r RequirementCoverage) NotExercised() bool {
 // Result counts a requirement's specs by how they ended: "3 passed, 1 skipped".
 func (r RequirementCoverage) Result() string {
 	if len(r.Specs) == 0 {
+		if len(r.OtherSuites) > 0 {
+			return "the " + suiteNames(r.OtherSuites) + " suite's: not part of this run"
+		}
 		return "not covered"
 	}
 	counts := map[string]int{}
@@ -203,9 +237,17 @@ func CoverageMarkdown(c Coverage) string {
 	var b strings.Builder
 	b.WriteString("# Requirement coverage\n\n| requirement | summary | specs |\n|---|---|---|\n")
 	var uncovered, selfTestOnly, notExercisedHere []string
+	otherSuites := map[string][]string{}
+	var otherOrder []string
 	for _, r := range c.Requirements {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.ID, r.Summary, r.Result())
 		switch {
+		case len(r.Specs) == 0 && len(r.OtherSuites) > 0:
+			k := suiteNames(r.OtherSuites)
+			if otherSuites[k] == nil {
+				otherOrder = append(otherOrder, k)
+			}
+			otherSuites[k] = append(otherSuites[k], r.ID)
 		case len(r.Specs) == 0:
 			uncovered = append(uncovered, r.ID)
 		case r.NotExercised():
@@ -216,6 +258,9 @@ func CoverageMarkdown(c Coverage) string {
 	}
 	if len(uncovered) > 0 {
 		fmt.Fprintf(&b, "\nNot covered by this run: %s.\n", strings.Join(uncovered, ", "))
+	}
+	for _, k := range otherOrder {
+		fmt.Fprintf(&b, "\nVerified by the %s suite, which was not part of this run: %s.\n", k, strings.Join(otherSuites[k], ", "))
 	}
 	if len(notExercisedHere) > 0 {
 		fmt.Fprintf(&b, "\nNamed by specs but not exercised on this run's node OS (WIN-* and STORY-WIN need a Windows node, or make windows-selftest; the Linux namespace modes a Linux node): %s.\n", strings.Join(notExercisedHere, ", "))
@@ -238,6 +283,15 @@ func CoverageMarkdown(c Coverage) string {
 		}
 	}
 	return b.String()
+}
+
+// suiteNames names suites by their layers: "cluster", "cri or cluster".
+func suiteNames(ls []capability.Layer) string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, string(l))
+	}
+	return strings.Join(out, " or ")
 }
 
 // WriteCoverage writes coverage.json and coverage.md into dir.

@@ -73,7 +73,7 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 	errs = append(errs, reporters.GenerateJUnitReportWithConfig(r, filepath.Join(dir, JUnitFile), reporters.JunitReportConfig{OmitLeafNodeType: true}))
 	errs = append(errs, reporters.GenerateJSONReport(r, filepath.Join(dir, JSONFile)))
 	errs = append(errs, WriteMatrix(dir, m))
-	errs = append(errs, WriteCoverage(dir, ComputeCoverage(r, m.Runtime)))
+	errs = append(errs, WriteCoverage(dir, ComputeCoverage(r, m.Runtime, m.Layers)))
 	return errors.Join(errs...)
 }
 
@@ -198,8 +198,11 @@ func Markdown(m capability.Matrix) string {
 // verdictText is a cell's verdict as reports print it: a blocked cell names
 // what blocked it.
 func verdictText(n capability.Name, v capability.Verdict) string {
-	if v == capability.VerdictBlocked {
+	switch v {
+	case capability.VerdictBlocked:
 		return "blocked by " + string(capability.DependsOn(n))
+	case capability.OtherLayer:
+		return "judged at the " + string(capability.OnlyAt(n)) + " layer only"
 	}
 	return v.Text()
 }

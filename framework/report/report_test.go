@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -145,10 +146,10 @@ func TestCoverage(t *testing.T) {
 	}
 	cri := ComputeCoverage(types.Report{SuiteDescription: "cri", SpecReports: types.SpecReports{
 		spec("targets [CRI-2]", types.SpecStatePassed), spec("unknown mode [CRI-4] [SKEW-3]", types.SpecStateFailed),
-	}}, capability.RuntimeInfo{})
+	}}, capability.RuntimeInfo{}, nil)
 	cluster := ComputeCoverage(types.Report{SuiteDescription: "cluster", SpecReports: types.SpecReports{
 		spec("kubelet targets [CRI-2] [CRI-7]", types.SpecStateSkipped),
-	}}, capability.RuntimeInfo{})
+	}}, capability.RuntimeInfo{}, nil)
 	c := MergeCoverage(cri, cluster)
 	got := map[string]string{}
 	for _, r := range c.Requirements {
@@ -185,8 +186,8 @@ func TestCoverageWindows(t *testing.T) {
 	linux := ComputeCoverage(types.Report{SuiteDescription: "cri", SpecReports: types.SpecReports{
 		spec("targets [CRI-2] [WIN-2]", capability.Observation{Capability: capability.PIDTarget, Outcome: capability.Works, Requirements: []string{"CRI-2"}}),
 		spec("network [CRI-5] [WIN-1] [STORY-WIN]", capability.Observation{Capability: capability.NetPod, Outcome: capability.Works}),
-	}}, capability.RuntimeInfo{OS: "linux", Version: "1.6.20"})
-	windows := ComputeCoverage(types.Report{SuiteDescription: "cri", SpecReports: specs}, capability.RuntimeInfo{OS: "windows", Version: "1.6.20+ectest-criproxy:windows"})
+	}}, capability.RuntimeInfo{OS: "linux", Version: "1.6.20"}, nil)
+	windows := ComputeCoverage(types.Report{SuiteDescription: "cri", SpecReports: specs}, capability.RuntimeInfo{OS: "windows", Version: "1.6.20+ectest-criproxy:windows"}, nil)
 	results := func(c Coverage) map[string]string {
 		got := map[string]string{}
 		for _, r := range c.Requirements {
@@ -212,5 +213,52 @@ func TestCoverageWindows(t *testing.T) {
 	merged := CoverageMarkdown(MergeCoverage(linux, windows))
 	if !strings.Contains(merged, "Verified only through a self-test") || !strings.Contains(merged, "WIN-2 (windows)") || strings.Contains(merged, "CRI-2 (windows)") {
 		t.Errorf("merged markdown:\n%s", merged)
+	}
+}
+
+// A run of one suite reports what only the other suite verifies as that
+// suite's, not as uncovered; a merged run of both reports neither; and a
+// spec that says it exercised a Windows node (framework.RecordNodeOS: the
+// cluster suite's HostProcess specs, on a Linux cluster with a Windows
+// Node object) covers the WIN-* requirements it names.
+func TestCoverageBySuite(t *testing.T) {
+	cri := ComputeCoverage(types.Report{SuiteDescription: "cri", SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "targets [CRI-2]", State: types.SpecStatePassed},
+	}}, capability.RuntimeInfo{OS: "linux"}, []capability.Layer{capability.LayerCRI})
+	hostProcess := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "hostProcess [WIN-4]", State: types.SpecStatePassed,
+		ReportEntries: types.ReportEntries{{Name: framework.NodeOSEntry, Value: types.WrapEntryValue("windows")}}}
+	kubelet := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "kubelet [WIN-2]", State: types.SpecStatePassed}
+	cluster := ComputeCoverage(types.Report{SuiteDescription: "cluster", SpecReports: types.SpecReports{hostProcess, kubelet}},
+		capability.RuntimeInfo{OS: "linux"}, []capability.Layer{capability.LayerCluster})
+	result := func(c Coverage, id string) string {
+		for _, r := range c.Requirements {
+			if r.ID == id {
+				return r.Result()
+			}
+		}
+		return "?"
+	}
+	for id, want := range map[string]string{"WIN-4": "the cluster suite's: not part of this run", "API-1": "the cluster suite's: not part of this run", "SKEW-1": "not covered", "CRI-2": "1 passed"} {
+		if got := result(cri, id); got != want {
+			t.Errorf("cri run, %s: %q, want %q", id, got, want)
+		}
+	}
+	if got := result(cluster, "WIN-4"); got != "1 passed" {
+		t.Errorf("cluster run, WIN-4: %q, want 1 passed (its spec exercised a Windows Node object)", got)
+	}
+	if got := result(cluster, "WIN-2"); got != "1 not exercised on a linux node" {
+		t.Errorf("cluster run, WIN-2: %q, want not exercised (its spec says nothing of a Windows node)", got)
+	}
+	md := CoverageMarkdown(cri)
+	if !strings.Contains(md, "Verified by the cluster suite, which was not part of this run: API-1,") || !strings.Contains(md, "WIN-5, SKEW-1, SKEW-3") ||
+		strings.Contains(md, "Not covered by this run: API-1") {
+		t.Errorf("cri markdown:\n%s", md)
+	}
+	merged := MergeCoverage(cri, cluster)
+	if got := result(merged, "API-1"); got != "not covered" {
+		t.Errorf("merged, API-1: %q, want not covered (the cluster suite ran and named it nowhere)", got)
+	}
+	if got := result(merged, "WIN-4"); got != "1 passed" {
+		t.Errorf("merged, WIN-4: %q", got)
 	}
 }

@@ -138,6 +138,8 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s layer): declared supported but unverified: no spec of this full run observed it", row.Capability, l))
 			case capability.VerdictBlocked:
 				ls.Blocked = append(ls.Blocked, row.Capability)
+			case capability.OtherLayer:
+				// nothing to count: the capability has no specs at this layer
 			default:
 				ls.NotObserved++
 			}

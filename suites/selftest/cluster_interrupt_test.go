@@ -58,7 +58,7 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 	}
 }
 
-// checkRunLeftNothing fails for every namespace, pod or cluster RBAC object
+// checkRunLeftNothing fails for every namespace, pod, node or cluster RBAC object
 // of the run still in the cluster.
 func checkRunLeftNothing(t *testing.T, client kubernetes.Interface, run, output string) {
 	t.Helper()
@@ -78,6 +78,13 @@ func checkRunLeftNothing(t *testing.T, client kubernetes.Interface, run, output 
 	}
 	for _, p := range pods.Items {
 		t.Errorf("pod %s/%s left after the run was cut short", p.Namespace, p.Name)
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		t.Errorf("node %s (registered by a spec) left after the run was cut short", n.Name)
 	}
 	crs, err := client.RbacV1().ClusterRoles().List(ctx, sel)
 	if err != nil {

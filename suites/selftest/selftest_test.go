@@ -90,6 +90,9 @@ func TestVerdictsMatchExpectations(t *testing.T) {
 			for _, row := range m.Rows {
 				want := capability.Conformant
 				reason := "every capability not listed in the expectation file must be conformant"
+				if !capability.AtLayer(row.Capability, capability.LayerCRI) {
+					want, reason = capability.OtherLayer, "judged at the "+string(capability.OnlyAt(row.Capability))+" layer only"
+				}
 				if v, ok := exp.Verdicts[row.Capability]; ok {
 					want, reason = v.Verdict, v.Reason
 				}
