@@ -3,6 +3,7 @@ package kind
 import (
 	_ "embed"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/ectest/ectest/kind/nodeimage"
@@ -41,6 +42,19 @@ type ConfigOptions struct {
 	// OwnCNI replaces kind's default CNI (kindnetd, whose image cannot be
 	// pulled offline) with the node image's bridge configuration.
 	OwnCNI bool
+	// Labels are the control-plane node's labels.
+	Labels map[string]string
+	// Workers are the worker nodes; none makes a single-node cluster.
+	Workers []WorkerConfig
+}
+
+// WorkerConfig is one worker node.
+type WorkerConfig struct {
+	Image  string
+	Labels map[string]string
+	// CNIConfig is a host file mounted over the node image's CNI
+	// configuration: each node needs a pod subnet of its own.
+	CNIConfig string
 }
 
 // Config renders a kind v1alpha4 cluster configuration.
@@ -55,8 +69,16 @@ func Config(o ConfigOptions) string {
 	if o.NodeImage != "" {
 		fmt.Fprintf(&b, "  image: %s\n", o.NodeImage)
 	}
+	writeLabels(&b, o.Labels)
 	fmt.Fprintf(&b, "  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n  - hostPath: %s\n    containerPath: %s\n",
 		o.AuditPolicyDir, nodeAuditDir, o.AuditLogDir, nodeAuditLogDir)
+	for _, w := range o.Workers {
+		fmt.Fprintf(&b, "- role: worker\n  image: %s\n", w.Image)
+		writeLabels(&b, w.Labels)
+		if w.CNIConfig != "" {
+			fmt.Fprintf(&b, "  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", w.CNIConfig, nodeimage.NodeCNIPath)
+		}
+	}
 	b.WriteString("kubeadmConfigPatches:\n")
 	b.WriteString(indent(apiServerPatch(o.Kubernetes), "- |\n", "  "))
 	if o.CgroupV1 && o.Kubernetes.AtLeast(35) {
@@ -88,6 +110,21 @@ func apiServerPatch(v nodeimage.Version) string {
 		fmt.Fprintf(&b, "  - name: %s\n    hostPath: %s\n    mountPath: %s\n    readOnly: %s\n    pathType: DirectoryOrCreate\n", vol[0], vol[1], vol[1], vol[2])
 	}
 	return b.String()
+}
+
+func writeLabels(b *strings.Builder, labels map[string]string) {
+	if len(labels) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b.WriteString("  labels:\n")
+	for _, k := range keys {
+		fmt.Fprintf(b, "    %s: %q\n", k, labels[k])
+	}
 }
 
 func indent(s, first, prefix string) string {
