@@ -214,3 +214,22 @@ func TestCoverageWindows(t *testing.T) {
 		t.Errorf("merged markdown:\n%s", merged)
 	}
 }
+
+// A skew cluster's matrix: the suite's layer first, then one column per
+// kubelet, newest first, each headed by the runtime of its node.
+func TestKubeletLayersInTheMatrix(t *testing.T) {
+	s := &Subject{Runtime: capability.RuntimeInfo{Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.37.1"},
+		KubeletLayers: map[capability.Layer]capability.RuntimeInfo{
+			capability.KubeletLayer("v1.34.10"): {Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.34.10"},
+			capability.KubeletLayer("v1.37.1"):  {Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.37.1", Endpoint: "node w1"},
+			capability.KubeletLayer("v1.9.0"):   {Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.9.0"},
+		}}
+	got := s.layers(capability.LayerCluster)
+	want := []capability.Layer{capability.LayerCluster, "kubelet-v1.37.1", "kubelet-v1.34.10", "kubelet-v1.9.0"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("layers = %v, want %v", got, want)
+	}
+	if l := (&Subject{}).layers(capability.LayerCRI); len(l) != 1 {
+		t.Errorf("no kubelet layers: %v", l)
+	}
+}
