@@ -37,14 +37,12 @@ func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet Version, rt NodeR
 	if err != nil || kubelet == cp {
 		return base, err
 	}
-	dir, err := b.componentsDir(ctx, kubelet, []string{"kubelet"})
-	if err != nil {
-		return "", err
-	}
-	if full, err := b.binariesDir(ctx, kubelet); err == nil && complete(full, []string{"kubelet"}) {
-		dir = full
-	}
-	key := cacheKey("node", cp.String()+"-"+rt.Name+"-kubelet-"+kubelet.String(), base, filepath.Base(dir), runtime.GOARCH, workerRecipe)
+	// The key names the kubelet build by what makes it (release, Go, arch,
+	// recipe), not by the cache directory it came from: a full build of the
+	// release appearing later (another cell's) serves the same kubelet and
+	// must not make a new image.
+	built := ComponentsKey(kubelet, b.goVersion(ctx), runtime.GOARCH, []string{"kubelet"})
+	key := cacheKey("node", cp.String()+"-"+rt.Name+"-kubelet-"+kubelet.String(), base, built, runtime.GOARCH, workerRecipe)
 	ref := NodeImageRepository + ":" + strings.TrimPrefix(key, "node-")
 	if exec.CommandContext(ctx, "docker", "image", "inspect", ref).Run() == nil {
 		b.logf("skew worker image %s (kubelet %s): cached in docker", ref, kubelet)
@@ -52,7 +50,8 @@ func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet Version, rt NodeR
 	}
 	start := time.Now()
 	b.logf("skew worker image %s: building (kubelet %s on the %s node image %s)", ref, kubelet, cp, base)
-	if dir, err = b.KubernetesComponents(ctx, kubelet, "kubelet"); err != nil {
+	dir, err := b.KubernetesComponents(ctx, kubelet, "kubelet")
+	if err != nil {
 		return "", err
 	}
 	if err := deriveImage(ctx, base, ref, map[string]string{"/usr/bin/kubelet": filepath.Join(dir, "kubelet")},
