@@ -12,12 +12,18 @@ ECTEST_FLAGS ?=
 KUBERNETES_VERSION ?=
 NODE_RUNTIME ?=
 KIND_NODE_IMAGE ?=
-KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(NODE_RUNTIME),-node-runtime=$(NODE_RUNTIME)) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE))
+# TOPOLOGY: the kind cluster's nodes: single (the default), skew (a control plane of N and one worker per kubelet
+# release of kind/nodeimage/versions.yaml's skewKubelets, N..N-3) or skew-pair (one worker of N-1).
+TOPOLOGY ?=
+NODE_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION)) $(if $(NODE_RUNTIME),-node-runtime=$(NODE_RUNTIME))
+KIND_FLAGS = $(NODE_FLAGS) $(if $(KIND_NODE_IMAGE),-kind-node-image=$(KIND_NODE_IMAGE)) $(if $(TOPOLOGY),-topology=$(TOPOLOGY))
+# The skew target's topology: skew (every kubelet of versions.yaml) or skew-pair (N and N-1, as make test runs it).
+SKEW_TOPOLOGY ?= skew
 # RuntimeClass of the cluster suite's pods (e.g. RUNTIME_CLASS=gvisor with NODE_RUNTIME=containerd-2-gvisor).
 RUNTIME_CLASS ?=
 CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
-.PHONY: windows windows-selftest conformance conformance-cri test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: windows windows-selftest conformance conformance-cri test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -75,9 +81,15 @@ unit:
 cluster:
 	$(GO) run ./kind/cmd/ectest-kind up $(KIND_FLAGS)
 
-## cluster-down: delete the kind cluster (caches stay)
+## cluster-down: delete the kind cluster (caches stay; TOPOLOGY=skew for the skew cluster)
 cluster-down:
-	$(GO) run ./kind/cmd/ectest-kind down
+	$(GO) run ./kind/cmd/ectest-kind down $(if $(TOPOLOGY),-topology=$(TOPOLOGY))
+
+## skew: the version-skew cluster (control plane N, one worker per kubelet N..N-3: one Kubernetes build and three
+## kubelet-only builds cold, then cached), the skew specs on every kubelet (SKEW-1), one matrix column per kubelet release;
+## reports in $(REPORT_DIR)/skew. The suite makes the cluster and deletes it at the end. SKEW_TOPOLOGY=skew-pair: N and N-1 only
+skew:
+	$(GINKGO) -p --procs=$(PROCS) --label-filter=skew ./suites/cluster -- -topology=$(SKEW_TOPOLOGY) -report-dir=$(REPORT_DIR)/skew $(NODE_FLAGS) $(CLUSTER_FLAGS)
 
 ## node-image: build the offline kind node image only
 node-image:

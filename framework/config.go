@@ -51,7 +51,10 @@ type Config struct {
 	ClusterName       string
 	KindNodeImage     string
 	KubernetesVersion string
-	KeepCluster       bool
+	// Topology is the kind cluster's (kind.Topologies: single, skew,
+	// skew-pair; "" is single); the cluster suite checks the name.
+	Topology    string
+	KeepCluster bool
 	// NodeRuntime names the offline-built node image's container runtime
 	// (kind/nodeimage.NodeRuntimes; the default if empty).
 	NodeRuntime string
@@ -82,6 +85,7 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "cluster suites: use this existing cluster and create nothing")
 	fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "cluster suites: kind node image to use (e.g. a stock kindest/node) instead of building one offline")
 	fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "cluster suites: Kubernetes version of the offline-built node image (default: the newest pinned release)")
+	fs.StringVar(&c.Topology, "topology", "", "cluster suites: the kind cluster's nodes: single (default), skew (a control plane of N and one worker per kubelet release of versions.yaml's skewKubelets, N..N-3, for the skew specs), or skew-pair (one worker of N-1); each has its own default cluster name")
 	fs.BoolVar(&c.KeepCluster, "keep-cluster", false, "cluster suites: leave the kind cluster running at the end")
 	fs.StringVar(&c.ClusterName, "cluster-name", "", "cluster suites: name of the kind cluster to make, or to reuse when it runs (default ectest)")
 	fs.StringVar(&c.NodeRuntime, "node-runtime", "", "cluster suites: container runtime of the offline-built node image ("+nodeRuntimeNames()+"; default "+nodeimage.DefaultNodeRuntime+")")
@@ -162,8 +166,8 @@ func (c *Config) Validate() error {
 		if _, err := os.Stat(c.Kubeconfig); err != nil {
 			errs = append(errs, fmt.Errorf("-kubeconfig: %v", err))
 		}
-		if c.KindNodeImage != "" || c.KubernetesVersion != "" || c.KeepCluster || c.NodeRuntime != "" || c.ClusterName != "" {
-			errs = append(errs, errors.New("-kubeconfig names an existing cluster: -kind-node-image, -kubernetes-version, -node-runtime, -cluster-name and -keep-cluster do not apply"))
+		if c.KindNodeImage != "" || c.KubernetesVersion != "" || c.KeepCluster || c.NodeRuntime != "" || c.ClusterName != "" || c.Topology != "" {
+			errs = append(errs, errors.New("-kubeconfig names an existing cluster: -kind-node-image, -kubernetes-version, -node-runtime, -topology, -cluster-name and -keep-cluster do not apply"))
 		}
 	}
 	if c.KindNodeImage != "" && c.NodeRuntime != "" {

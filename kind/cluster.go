@@ -12,6 +12,7 @@ import (
 
 	"github.com/ectest/ectest/kind/host"
 	"github.com/ectest/ectest/kind/nodeimage"
+	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,6 +43,9 @@ type Options struct {
 	// CRIProxy puts the fault-injecting CRI proxy (a SELF-TEST tool)
 	// between the kubelet and containerd of a cluster made here; nil for none.
 	CRIProxy *CRIProxy
+	// Topology says which nodes to make (TopologySingle if empty); the
+	// name defaults to the topology's (Topology.DefaultName).
+	Topology Topology
 	// Keep leaves a created cluster running after Down.
 	Keep bool
 	// RetainOnFailure keeps the nodes of a creation that failed, to look
@@ -94,8 +98,12 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		return &Cluster{Kubeconfig: o.Kubeconfig, log: logf}, nil
 	}
+	topo, err := ParseTopology(string(o.Topology))
+	if err != nil {
+		return nil, err
+	}
 	if o.Name == "" {
-		o.Name = DefaultName
+		o.Name = topo.DefaultName()
 	}
 	if o.KubernetesVersion == "" {
 		o.KubernetesVersion = nodeimage.DefaultKubernetesVersion
@@ -103,6 +111,13 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	v, err := nodeimage.ParseVersion(o.KubernetesVersion)
 	if err != nil {
 		return nil, err
+	}
+	workers, err := topo.Workers(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(workers) > 0 && o.NodeImage != "" {
+		return nil, fmt.Errorf("topology %s: its workers' node images are built here (each with its own kubelet); -kind-node-image does not apply", topo)
 	}
 	rt, err := nodeimage.LookupNodeRuntime(o.NodeRuntime)
 	if err != nil {
@@ -146,16 +161,49 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 				logf("SELF-TEST: kind cluster %q runs the fault-injecting CRI proxy with the fault %q between its kubelet and containerd; reports made on it say so", o.Name, c.CRIProxyFault)
 			}
 			logf("reusing kind cluster %q (node runtime %s)", o.Name, orUnknown(c.NodeRuntime))
-			return c, c.provider.ExportKubeConfig(o.Name, c.Kubeconfig, false)
+			if err := c.provider.ExportKubeConfig(o.Name, c.Kubeconfig, false); err != nil {
+				return nil, err
+			}
+			if topo != TopologySingle {
+				if err := checkTopology(ctx, c.Kubeconfig, topo, v, workers); err != nil {
+					return nil, fmt.Errorf("kind cluster %q is not the %s topology asked for: %w; delete it (ectest-kind down -name %s) or give another -name", o.Name, topo, err, o.Name)
+				}
+				if err := c.routePodSubnets(); err != nil {
+					return nil, err
+				}
+			}
+			return c, nil
 		}
 	}
 	image := o.NodeImage
+	var workerConfigs []WorkerConfig
 	if image == "" {
 		b := &nodeimage.Builder{Log: logf}
 		if image, err = b.NodeImage(ctx, v, rt); err != nil {
 			return nil, err
 		}
 		c.NodeRuntime = rt.Name
+		if len(workers) > 0 {
+			logf("topology %s: control plane %s, workers with the kubelets %s", topo, v, versionList(workers))
+		}
+		for i, w := range workers {
+			ref, err := b.WorkerImage(ctx, v, w, rt)
+			if err != nil {
+				return nil, err
+			}
+			cni := filepath.Join(o.StateDir, "cni", fmt.Sprintf("worker-%d.conflist", i+1))
+			if err := os.MkdirAll(filepath.Dir(cni), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(cni, []byte(nodeimage.NodeCNI(nodeSubnet(i+1))), 0o644); err != nil {
+				return nil, err
+			}
+			workerConfigs = append(workerConfigs, WorkerConfig{Image: ref, Labels: map[string]string{LabelKubeletVersion: w.String()}, CNIConfig: cni})
+		}
+	}
+	var cpLabels map[string]string
+	if len(workers) > 0 {
+		cpLabels = map[string]string{LabelKubeletVersion: v.String()}
 	}
 	policyDir := filepath.Join(o.StateDir, "audit-policy")
 	for _, d := range []string{policyDir, filepath.Dir(c.AuditLog)} {
@@ -171,6 +219,11 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		if o.NodeImage != "" {
 			return nil, errors.New("the CRI proxy needs a node image built here (its unit is in it), not -kind-node-image")
 		}
+		if topo != TopologySingle {
+			// The kubelet setting that points at the proxy is cluster-wide,
+			// and only the control plane mounts the proxy.
+			return nil, fmt.Errorf("the CRI proxy runs on single-node clusters only, not -topology %s", topo)
+		}
 		if proxyDir, err = stageCRIProxy(filepath.Join(o.StateDir, "criproxy"), *o.CRIProxy); err != nil {
 			return nil, err
 		}
@@ -180,7 +233,7 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	cfg := Config(ConfigOptions{
 		Name: o.Name, NodeImage: image, Kubernetes: v, CgroupV1: hostCgroupV1(),
 		AuditPolicyDir: policyDir, AuditLogDir: filepath.Dir(c.AuditLog),
-		OwnCNI: o.NodeImage == "", CRIProxyDir: proxyDir,
+		OwnCNI: o.NodeImage == "", CRIProxyDir: proxyDir, Labels: cpLabels, Workers: workerConfigs,
 	})
 	start := time.Now()
 	logf("creating kind cluster %q from %s", o.Name, image)
@@ -199,6 +252,17 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if o.NodeImage == "" {
 		if err := createRuntimeClasses(ctx, c.Kubeconfig, rt); err != nil {
 			return nil, errors.Join(err, Delete(o.Name, logf))
+		}
+	}
+	if len(workers) > 0 {
+		if err := c.routePodSubnets(); err != nil {
+			return nil, errors.Join(err, Delete(o.Name, logf))
+		}
+		if err := waitNodesReady(ctx, c.Kubeconfig, 1+len(workers), 4*time.Minute); err != nil {
+			return nil, errors.Join(fmt.Errorf("kind cluster %q: %w", o.Name, err), Delete(o.Name, logf))
+		}
+		if err := checkTopology(ctx, c.Kubeconfig, topo, v, workers); err != nil {
+			return nil, errors.Join(fmt.Errorf("kind cluster %q: %w", o.Name, err), Delete(o.Name, logf))
 		}
 	}
 	logf("kind cluster %q ready in %s (node runtime %s); kubeconfig: %s", o.Name, time.Since(start).Round(time.Second), orUnknown(c.NodeRuntime), c.Kubeconfig)
@@ -239,6 +303,59 @@ func stageCRIProxy(dir string, p CRIProxy) (string, error) {
 		return "", err
 	}
 	return dir, os.WriteFile(filepath.Join(dir, nodeimage.CRIProxyFault), []byte(p.Fault+"\n"), 0o644)
+}
+
+func versionList(vs []nodeimage.Version) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = v.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// routePodSubnets routes pod subnets between the cluster's nodes.
+func (c *Cluster) routePodSubnets() error {
+	ns, err := c.provider.ListNodes(c.Name)
+	if err != nil {
+		return err
+	}
+	return routePodSubnets(ns)
+}
+
+// waitNodesReady waits until want nodes report Ready: kind waits for the
+// control plane only.
+func waitNodesReady(ctx context.Context, kubeconfig string, want int, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last string
+	for {
+		ns, err := listNodes(ctx, kubeconfig)
+		ready := 0
+		var states []string
+		for _, n := range ns {
+			ok := false
+			for _, cond := range n.Status.Conditions {
+				ok = ok || (cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue)
+			}
+			if ok {
+				ready++
+			}
+			states = append(states, fmt.Sprintf("%s (kubelet %s) ready=%v", n.Name, n.Status.NodeInfo.KubeletVersion, ok))
+		}
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = strings.Join(states, "; ")
+		}
+		if err == nil && ready == want && len(ns) == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not all %d nodes Ready after %s: %s", want, timeout, last)
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 func orUnknown(s string) string {

@@ -3,6 +3,7 @@ package kind
 import (
 	_ "embed"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/ectest/ectest/kind/nodeimage"
@@ -46,6 +47,19 @@ type ConfigOptions struct {
 	// unit then starts the proxy, and the kubelet (and kubeadm) talk to the
 	// proxy's socket instead of containerd's.
 	CRIProxyDir string
+	// Labels are the control-plane node's labels.
+	Labels map[string]string
+	// Workers are the worker nodes; none makes a single-node cluster.
+	Workers []WorkerConfig
+}
+
+// WorkerConfig is one worker node.
+type WorkerConfig struct {
+	Image  string
+	Labels map[string]string
+	// CNIConfig is a host file mounted over the node image's CNI
+	// configuration: each node needs a pod subnet of its own.
+	CNIConfig string
 }
 
 // Config renders a kind v1alpha4 cluster configuration.
@@ -60,10 +74,18 @@ func Config(o ConfigOptions) string {
 	if o.NodeImage != "" {
 		fmt.Fprintf(&b, "  image: %s\n", o.NodeImage)
 	}
+	writeLabels(&b, o.Labels)
 	fmt.Fprintf(&b, "  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n  - hostPath: %s\n    containerPath: %s\n",
 		o.AuditPolicyDir, nodeAuditDir, o.AuditLogDir, nodeAuditLogDir)
 	if o.CRIProxyDir != "" {
 		fmt.Fprintf(&b, "  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", o.CRIProxyDir, nodeimage.CRIProxyDir)
+	}
+	for _, w := range o.Workers {
+		fmt.Fprintf(&b, "- role: worker\n  image: %s\n", w.Image)
+		writeLabels(&b, w.Labels)
+		if w.CNIConfig != "" {
+			fmt.Fprintf(&b, "  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", w.CNIConfig, nodeimage.NodeCNIPath)
+		}
 	}
 	b.WriteString("kubeadmConfigPatches:\n")
 	b.WriteString(indent(apiServerPatch(o.Kubernetes), "- |\n", "  "))
@@ -104,6 +126,21 @@ func apiServerPatch(v nodeimage.Version) string {
 		fmt.Fprintf(&b, "  - name: %s\n    hostPath: %s\n    mountPath: %s\n    readOnly: %s\n    pathType: DirectoryOrCreate\n", vol[0], vol[1], vol[1], vol[2])
 	}
 	return b.String()
+}
+
+func writeLabels(b *strings.Builder, labels map[string]string) {
+	if len(labels) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b.WriteString("  labels:\n")
+	for _, k := range keys {
+		fmt.Fprintf(b, "    %s: %q\n", k, labels[k])
+	}
 }
 
 func indent(s, first, prefix string) string {

@@ -95,3 +95,76 @@ func TestConfigWithCRIProxy(t *testing.T) {
 		t.Errorf("no proxy without a fault:\n%s", plain)
 	}
 }
+
+func TestConfigWithWorkers(t *testing.T) {
+	cfg := Config(ConfigOptions{Name: "ectest-skew", NodeImage: "ectest/kind-node:cp", Kubernetes: mustVersion(t, "v1.37.1"),
+		CgroupV1: true, AuditPolicyDir: "/p", AuditLogDir: "/l", OwnCNI: true,
+		Labels: map[string]string{LabelKubeletVersion: "v1.37.1"},
+		Workers: []WorkerConfig{
+			{Image: "ectest/kind-node:w1", Labels: map[string]string{LabelKubeletVersion: "v1.36.4"}, CNIConfig: "/s/cni/worker-1.conflist"},
+			{Image: "ectest/kind-node:w2", Labels: map[string]string{LabelKubeletVersion: "v1.34.10"}, CNIConfig: "/s/cni/worker-2.conflist"},
+		}})
+	var parsed struct {
+		Nodes []struct {
+			Role        string            `json:"role"`
+			Image       string            `json:"image"`
+			Labels      map[string]string `json:"labels"`
+			ExtraMounts []struct {
+				HostPath      string `json:"hostPath"`
+				ContainerPath string `json:"containerPath"`
+				ReadOnly      bool   `json:"readOnly"`
+			} `json:"extraMounts"`
+		} `json:"nodes"`
+	}
+	if err := yaml.Unmarshal([]byte(cfg), &parsed); err != nil {
+		t.Fatalf("not YAML: %v\n%s", err, cfg)
+	}
+	if len(parsed.Nodes) != 3 || parsed.Nodes[0].Role != "control-plane" || parsed.Nodes[0].Labels[LabelKubeletVersion] != "v1.37.1" {
+		t.Fatalf("nodes: %+v\n%s", parsed.Nodes, cfg)
+	}
+	w := parsed.Nodes[2]
+	if w.Role != "worker" || w.Image != "ectest/kind-node:w2" || w.Labels[LabelKubeletVersion] != "v1.34.10" ||
+		len(w.ExtraMounts) != 1 || w.ExtraMounts[0].HostPath != "/s/cni/worker-2.conflist" || w.ExtraMounts[0].ContainerPath != nodeimage.NodeCNIPath || !w.ExtraMounts[0].ReadOnly {
+		t.Errorf("second worker: %+v\n%s", w, cfg)
+	}
+	if strings.Count(cfg, "kubeadmConfigPatches:") != 1 {
+		t.Errorf("patches are cluster-wide, given once:\n%s", cfg)
+	}
+}
+
+func TestTopologies(t *testing.T) {
+	cp := mustVersion(t, nodeimage.DefaultKubernetesVersion)
+	r, err := nodeimage.KnownReleases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := TopologySingle.Workers(cp); err != nil || len(w) != 0 {
+		t.Errorf("single: %v, %v", w, err)
+	}
+	w, err := TopologySkew.Workers(cp)
+	if err != nil || len(w) != len(r.SkewKubelets) {
+		t.Fatalf("skew: %v, %v (versions.yaml: %v)", w, err, r.SkewKubelets)
+	}
+	pair, err := TopologySkewPair.Workers(cp)
+	if err != nil || len(pair) != 1 || pair[0].Minor != cp.Minor-1 {
+		t.Errorf("skew-pair is one worker of N-1: %v, %v", pair, err)
+	}
+	// A control plane older than a skew kubelet breaks the skew policy.
+	if _, err := TopologySkew.Workers(mustVersion(t, "v1.34.10")); err == nil || !strings.Contains(err.Error(), "skew policy") {
+		t.Errorf("kubelets newer than the control plane accepted: %v", err)
+	}
+	for _, s := range []string{"", "single", "skew", "skew-pair"} {
+		if _, err := ParseTopology(s); err != nil {
+			t.Errorf("ParseTopology(%q): %v", s, err)
+		}
+	}
+	if _, err := ParseTopology("skewed"); err == nil {
+		t.Error("unknown topology accepted")
+	}
+	if TopologySingle.DefaultName() != DefaultName || TopologySkew.DefaultName() == TopologySkewPair.DefaultName() || TopologySkew.DefaultName() == DefaultName {
+		t.Error("each topology needs its own cluster name")
+	}
+	if nodeSubnet(0) != nodeimage.FirstNodeSubnet || nodeSubnet(4) != "198.19.132.0/24" {
+		t.Errorf("subnets %s %s", nodeSubnet(0), nodeSubnet(4))
+	}
+}

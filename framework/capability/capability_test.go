@@ -252,3 +252,48 @@ func TestOnlyAtOneLayer(t *testing.T) {
 		t.Error("other-layer needs a text for reports")
 	}
 }
+
+// A skew cluster's kubelets each have their own column: a verdict on one
+// kubelet is never another's, nor the cluster layer's.
+func TestKubeletLayersKeepVerdictsApart(t *testing.T) {
+	old, cur := KubeletLayer("v1.34.10"), KubeletLayer("v1.37.1")
+	if v, ok := old.Kubelet(); !ok || v != "v1.34.10" {
+		t.Errorf("Kubelet() of %s = %q, %v", old, v, ok)
+	}
+	for _, l := range []Layer{LayerCluster, LayerCRI, "kubelet-"} {
+		if v, ok := l.Kubelet(); ok {
+			t.Errorf("%q is no kubelet layer, got %q", l, v)
+		}
+	}
+	declared := map[Name]Support{}
+	for _, d := range All() {
+		declared[d.Name] = Supported
+	}
+	specs := []SpecObservations{
+		{Spec: SpecRef{Name: "targets kubelet v1.34.10", State: "failed"}, Observations: []Observation{{Capability: PIDTarget, Layer: old, Outcome: Deviated, Observed: "pod namespace"}}},
+		{Spec: SpecRef{Name: "targets kubelet v1.37.1", State: "passed"}, Observations: []Observation{{Capability: PIDTarget, Layer: cur, Outcome: Works, Observed: "target namespace"}}},
+		{Spec: SpecRef{Name: "targets", State: "passed"}, Observations: []Observation{{Capability: PIDTarget, Layer: LayerCluster, Outcome: Works, Observed: "target namespace"}}},
+	}
+	m := Compute(RuntimeInfo{Name: "containerd"}, "p", declared, []Layer{LayerCluster, cur, old}, specs)
+	for _, r := range m.Rows {
+		if r.Capability != PIDTarget {
+			continue
+		}
+		if r.Layers[LayerCluster].Verdict != Conformant || r.Layers[cur].Verdict != Conformant || r.Layers[old].Verdict != Nonconformant {
+			t.Errorf("verdicts mixed between layers: %+v", r.Layers)
+		}
+		if len(r.Layers[old].Specs) != 1 || r.Layers[old].Specs[0].Name != "targets kubelet v1.34.10" {
+			t.Errorf("the old kubelet's cell has others' specs: %+v", r.Layers[old].Specs)
+		}
+	}
+}
+
+func TestExtraRequirements(t *testing.T) {
+	c := (&Checker{ExtraRequirements: []string{"SKEW-1", "CRI-2"}}).ForSpec(PIDTarget)
+	if got := c.requirements(MustLookup(PIDTarget)); len(got) != 2 || got[0] != "CRI-2" || got[1] != "SKEW-1" {
+		t.Errorf("requirements = %v, want the capability's then the extra ones, once each", got)
+	}
+	if got := (&Checker{}).requirements(MustLookup(Logs)); len(got) != 2 {
+		t.Errorf("no extras: %v", got)
+	}
+}

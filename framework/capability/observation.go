@@ -1,5 +1,7 @@
 package capability
 
+import "strings"
+
 // Layer is where a capability was observed.
 type Layer string
 
@@ -9,6 +11,22 @@ const (
 	// LayerCluster: through the Kubernetes API and a real kubelet.
 	LayerCluster Layer = "cluster"
 )
+
+// kubeletLayerPrefix starts the layer of one kubelet release of a
+// version-skew cluster.
+const kubeletLayerPrefix = "kubelet-"
+
+// KubeletLayer is the layer of the cluster specs run on pods placed on a
+// kubelet of the given release ("v1.35.8") in a version-skew cluster
+// (SKEW-1): each release has its own column, so a verdict on one kubelet
+// is never mixed into another's or the cluster layer's.
+func KubeletLayer(version string) Layer { return Layer(kubeletLayerPrefix + version) }
+
+// Kubelet is the kubelet release of a KubeletLayer ("", false for others).
+func (l Layer) Kubelet() (string, bool) {
+	v, ok := strings.CutPrefix(string(l), kubeletLayerPrefix)
+	return v, ok && v != ""
+}
 
 // Observation is one spec's record of what the runtime did for a capability.
 // Specs attach it to their report; the matrix is computed from all of them.

@@ -2,6 +2,7 @@ package capability
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -21,6 +22,9 @@ type Checker struct {
 	// (ForSpec): an environment error during the spec is recorded for them
 	// as "error".
 	Exercises []Name
+	// ExtraRequirements are added to every observation's requirements: a
+	// capability observed on a skewed kubelet verifies SKEW-1 besides its own.
+	ExtraRequirements []string
 }
 
 // ForSpec is a copy of the session's checker for one spec exercising the
@@ -63,7 +67,7 @@ func (c *Checker) Record(o Observation) {
 		o.Layer = c.Layer
 	}
 	if len(o.Requirements) == 0 {
-		o.Requirements = def.Requirements
+		o.Requirements = c.requirements(def)
 	}
 	o.Declared = c.Declared[o.Capability]
 	o.Verdict, o.Reason = Judge(def, o.Declared, o.Outcome)
@@ -94,6 +98,16 @@ func (c *Checker) Record(o Observation) {
 	}
 }
 
+func (c *Checker) requirements(def Definition) []string {
+	out := append([]string(nil), def.Requirements...)
+	for _, r := range c.ExtraRequirements {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func indent(s, prefix string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
@@ -114,7 +128,7 @@ func (c *Checker) Fail(message string) {
 			for _, n := range c.Exercises {
 				ginkgo.AddReportEntry(ReportEntryName, Observation{Capability: n, Layer: c.Layer, Outcome: Refused,
 					Observed: "not judged: the suite's environment broke", Evidence: message, EnvironmentError: err.Error(),
-					Requirements: MustLookup(n).Requirements, Declared: c.Declared[n], Verdict: VerdictError}, ginkgo.ReportEntryVisibilityNever)
+					Requirements: c.requirements(MustLookup(n)), Declared: c.Declared[n], Verdict: VerdictError}, ginkgo.ReportEntryVisibilityNever)
 			}
 			ginkgo.Fail(fmt.Sprintf("%s%v\n  (while: %s)", EnvironmentErrorPrefix, err, message))
 		}

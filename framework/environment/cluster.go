@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/images"
@@ -47,6 +48,59 @@ type ClusterEnvironment struct {
 	Node string `json:"node"`
 	// Kubectl is a kubectl within one minor version of the server ("" if none).
 	Kubectl string `json:"kubectl"`
+	// KubeletNodes are the nodes labelled with their kubelet's release
+	// (kind.LabelKubeletVersion), newest first: a version-skew cluster's,
+	// where the skew specs place their pods. Empty on other clusters.
+	KubeletNodes []KubeletNode `json:"kubeletNodes,omitempty"`
+	// DefaultNode is where the specs' pods run unless a spec places them
+	// ("" leaves it to the scheduler): on a skew cluster, the node whose
+	// kubelet is the API server's release, so the cluster layer judges
+	// that kubelet only.
+	DefaultNode string `json:"defaultNode,omitempty"`
+}
+
+// KubeletNode is a node of a version-skew cluster.
+type KubeletNode struct {
+	// Kubelet is the release the node's kubelet reports (and its label says).
+	Kubelet      string                 `json:"kubelet"`
+	Name         string                 `json:"name"`
+	ControlPlane bool                   `json:"controlPlane,omitempty"`
+	Runtime      capability.RuntimeInfo `json:"runtime"`
+}
+
+// KubeletNode is the node the skew specs use for a kubelet release: a
+// worker where there is one, else a control plane (a skew pair's N).
+func (e *ClusterEnvironment) KubeletNode(release string) (KubeletNode, bool) {
+	var found []KubeletNode
+	for _, n := range e.KubeletNodes {
+		if n.Kubelet == release {
+			found = append(found, n)
+		}
+	}
+	for _, n := range found {
+		if !n.ControlPlane {
+			return n, true
+		}
+	}
+	if len(found) > 0 {
+		return found[0], true
+	}
+	return KubeletNode{}, false
+}
+
+// KubeletLayers are the matrix columns of a skew cluster's kubelets, with
+// the runtime each node reports.
+func (e *ClusterEnvironment) KubeletLayers() map[capability.Layer]capability.RuntimeInfo {
+	if len(e.KubeletNodes) == 0 {
+		return nil
+	}
+	out := map[capability.Layer]capability.RuntimeInfo{}
+	for _, n := range e.KubeletNodes {
+		if k, ok := e.KubeletNode(n.Kubelet); ok {
+			out[capability.KubeletLayer(n.Kubelet)] = k.Runtime
+		}
+	}
+	return out
 }
 
 // Marshal carries the environment to the other processes.
@@ -84,7 +138,7 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 	}()
 	h.cluster, err = kind.Up(ctx, kind.Options{
 		Kubeconfig: cfg.Kubeconfig, Name: cfg.ClusterName, NodeImage: cfg.KindNodeImage, KubernetesVersion: cfg.KubernetesVersion,
-		NodeRuntime: cfg.NodeRuntime, Keep: cfg.KeepCluster, Log: logf,
+		NodeRuntime: cfg.NodeRuntime, Topology: kind.Topology(cfg.Topology), Keep: cfg.KeepCluster, Log: logf,
 	})
 	if err != nil {
 		return h, err
@@ -128,8 +182,26 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 	if err != nil || len(nodes.Items) == 0 {
 		return h, fmt.Errorf("list nodes: %v (%d nodes)", err, len(nodes.Items))
 	}
-	h.Env.Runtime = nodeRuntime(nodes.Items[0])
-	h.Env.Node = nodes.Items[0].Name
+	node := nodes.Items[0]
+	if h.Env.KubeletNodes, err = kubeletNodes(nodes.Items); err != nil {
+		return h, err
+	}
+	if len(h.Env.KubeletNodes) > 0 {
+		def := defaultKubeletNode(h.Env.KubeletNodes, v.GitVersion)
+		h.Env.DefaultNode = def.Name
+		for _, n := range nodes.Items {
+			if n.Name == def.Name {
+				node = n
+			}
+		}
+		var list []string
+		for _, n := range h.Env.KubeletNodes {
+			list = append(list, fmt.Sprintf("%s on %s", n.Kubelet, n.Name))
+		}
+		logf("version-skew cluster: kubelets %s; the cluster layer's pods run on %s (kubelet %s)", strings.Join(list, ", "), def.Name, def.Kubelet)
+	}
+	h.Env.Runtime = nodeRuntime(node)
+	h.Env.Node = node.Name
 	// The rest of the stack: the RuntimeClass's handler, and for a node
 	// image built here its runtime and the OCI runtime behind the handler,
 	// as the binary in the node reports itself.
@@ -155,6 +227,59 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, err
 	}
 	return h, nil
+}
+
+// kubeletNodes lists the nodes labelled with their kubelet release, newest
+// kubelet first; a label its kubelet's own report contradicts is an error
+// of the environment (the skew specs would judge the wrong kubelet).
+func kubeletNodes(ns []corev1.Node) ([]KubeletNode, error) {
+	var out []KubeletNode
+	for _, n := range ns {
+		label, ok := n.Labels[kind.LabelKubeletVersion]
+		if !ok {
+			continue
+		}
+		if reported := n.Status.NodeInfo.KubeletVersion; label != reported {
+			return nil, fmt.Errorf("node %s is labelled %s=%s but its kubelet reports %s", n.Name, kind.LabelKubeletVersion, label, reported)
+		}
+		_, cp := n.Labels[kube.ControlPlaneRole]
+		out = append(out, KubeletNode{Kubelet: label, Name: n.Name, ControlPlane: cp, Runtime: nodeRuntime(n)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		vi, ei := version.ParseGeneric(out[i].Kubelet)
+		vj, ej := version.ParseGeneric(out[j].Kubelet)
+		if ei != nil || ej != nil {
+			return out[i].Kubelet > out[j].Kubelet
+		}
+		return vi.GreaterThan(vj)
+	})
+	return out, nil
+}
+
+// defaultKubeletNode is the node of a skew cluster the cluster layer's pods
+// run on: one whose kubelet is the API server's release (the newest kubelet
+// if none is), a worker rather than a control plane.
+func defaultKubeletNode(ns []KubeletNode, serverVersion string) KubeletNode {
+	release := strings.SplitN(serverVersion, "+", 2)[0]
+	best := -1
+	for i, n := range ns {
+		if n.Kubelet != release {
+			continue
+		}
+		if best < 0 || (ns[best].ControlPlane && !n.ControlPlane) {
+			best = i
+		}
+	}
+	if best < 0 {
+		best = 0
+		for i, n := range ns {
+			if n.Kubelet == ns[0].Kubelet && !n.ControlPlane {
+				best = i
+				break
+			}
+		}
+	}
+	return ns[best]
 }
 
 // nodeRuntime reads the runtime from a node's status ("containerd://1.6.20").
@@ -248,7 +373,7 @@ func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 		return nil, err
 	}
 	return &kube.Session{
-		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts, RuntimeClass: e.RuntimeClass,
+		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts, RuntimeClass: e.RuntimeClass, Node: e.DefaultNode,
 		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster, Environment: clusterCheck(client, e.Registry)},
 	}, nil
 }

@@ -46,6 +46,11 @@ type Session struct {
 	// RuntimeClass is given to every pod CreatePod makes that names none
 	// (-runtime-class; "" for the cluster's default handler).
 	RuntimeClass string
+	// Node is where CreatePod places pods that do not say where they go
+	// ("" leaves it to the scheduler): on a version-skew cluster, the node
+	// whose kubelet is the cluster's own release, so the cluster layer's
+	// verdicts are never a skewed kubelet's.
+	Node string
 }
 
 // Framework is one spec's view of the cluster: its own namespace, deleted
@@ -57,6 +62,9 @@ type Framework struct {
 	Checker   *capability.Checker
 	Token     string
 	Namespace string
+	// Node is where the spec's pods run (the session's unless the spec
+	// places them, see OnNode).
+	Node string
 }
 
 // New creates the spec's namespace and registers its deletion. labels are
@@ -65,7 +73,7 @@ func New(ctx context.Context, s *Session, labels map[string]string, exercises ..
 	ginkgo.GinkgoHelper()
 	b := make([]byte, 5)
 	_, _ = rand.Read(b)
-	f := &Framework{Session: s, Checker: s.Checker.ForSpec(exercises...), Token: hex.EncodeToString(b)}
+	f := &Framework{Session: s, Checker: s.Checker.ForSpec(exercises...), Token: hex.EncodeToString(b), Node: s.Node}
 	l := map[string]string{LabelRun: s.RunID, LabelSpec: f.Token}
 	for k, v := range labels {
 		l[k] = v
@@ -146,8 +154,35 @@ func (f *Framework) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod
 	if pod.Spec.TerminationGracePeriodSeconds == nil {
 		pod.Spec.TerminationGracePeriodSeconds = &zero
 	}
-	f.UseRuntimeClass(&pod.Spec)
+	f.PodDefaults(&pod.Spec)
 	return f.Client.CoreV1().Pods(f.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+}
+
+// PodDefaults gives a pod spec what CreatePod gives every pod it makes:
+// the run's RuntimeClass and the spec's node (unless the pod names its
+// own). For pods a spec makes other than through CreatePod (a Deployment's
+// template).
+func (f *Framework) PodDefaults(spec *corev1.PodSpec) {
+	f.UseRuntimeClass(spec)
+	f.place(spec)
+}
+
+// ControlPlaneRole is the key of the label and the taint kubeadm puts on
+// control-plane nodes.
+const ControlPlaneRole = "node-role.kubernetes.io/control-plane"
+
+// place pins a pod to the spec's node with a required node affinity on the
+// node's name (as a DaemonSet's pods are), tolerating the control-plane
+// taint (the node may be a control plane, as in a skew pair), unless the
+// pod already says where it goes.
+func (f *Framework) place(spec *corev1.PodSpec) {
+	if f.Node == "" || spec.NodeName != "" || spec.NodeSelector != nil || spec.Affinity != nil {
+		return
+	}
+	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{f.Node}}}}},
+	}}}
+	spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: ControlPlaneRole, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
 }
 
 // UseRuntimeClass gives a pod spec the run's RuntimeClass (-runtime-class)

@@ -18,6 +18,7 @@ import (
 	"github.com/ectest/ectest/runtimes"
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // File names in the report directory.
@@ -325,6 +326,31 @@ type Subject struct {
 	Runtime  capability.RuntimeInfo
 	Profile  string
 	Declared map[capability.Name]capability.Support
+	// KubeletLayers are the columns of a version-skew cluster besides the
+	// suite's own layer: one per kubelet release (capability.KubeletLayer),
+	// with the runtime of the node that runs it.
+	KubeletLayers map[capability.Layer]capability.RuntimeInfo
+}
+
+// layers are the subject's matrix columns: the suite's layer, then the
+// kubelet layers, oldest kubelet last (as versions.yaml lists them).
+func (s *Subject) layers(layer capability.Layer) []capability.Layer {
+	out := []capability.Layer{layer}
+	var extra []capability.Layer
+	for l := range s.KubeletLayers {
+		extra = append(extra, l)
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		si, _ := extra[i].Kubelet()
+		sj, _ := extra[j].Kubelet()
+		vi, ei := version.ParseGeneric(si)
+		vj, ej := version.ParseGeneric(sj)
+		if ei != nil || ej != nil {
+			return si > sj
+		}
+		return vi.GreaterThan(vj)
+	})
+	return append(out, extra...)
 }
 
 // AfterSuite is a suite's ReportAfterSuite body: it writes the run's reports
@@ -342,7 +368,13 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer) 
 		if err != nil {
 			return err
 		}
-		m = capability.Compute(s.Runtime, s.Profile, s.Declared, []capability.Layer{layer}, obs)
+		m = capability.Compute(s.Runtime, s.Profile, s.Declared, s.layers(layer), obs)
+		if len(s.KubeletLayers) > 0 {
+			m.LayerRuntimes = map[capability.Layer]capability.RuntimeInfo{layer: s.Runtime}
+			for l, rt := range s.KubeletLayers {
+				m.LayerRuntimes[l] = rt
+			}
+		}
 		if FullRun(r) {
 			m.MarkUnverified(layer, CapabilityLabels(r))
 		}

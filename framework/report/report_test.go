@@ -238,7 +238,7 @@ func TestCoverageBySuite(t *testing.T) {
 		}
 		return "?"
 	}
-	for id, want := range map[string]string{"WIN-4": "the cluster suite's: not part of this run", "API-1": "the cluster suite's: not part of this run", "SKEW-1": "not covered", "CRI-2": "1 passed"} {
+	for id, want := range map[string]string{"WIN-4": "the cluster suite's: not part of this run", "API-1": "the cluster suite's: not part of this run", "SKEW-1": "the cluster suite's: not part of this run", "SKEW-3": "not covered", "CRI-2": "1 passed"} {
 		if got := result(cri, id); got != want {
 			t.Errorf("cri run, %s: %q, want %q", id, got, want)
 		}
@@ -250,7 +250,7 @@ func TestCoverageBySuite(t *testing.T) {
 		t.Errorf("cluster run, WIN-2: %q, want not exercised (its spec says nothing of a Windows node)", got)
 	}
 	md := CoverageMarkdown(cri)
-	if !strings.Contains(md, "Verified by the cluster suite, which was not part of this run: API-1,") || !strings.Contains(md, "WIN-5, SKEW-1, SKEW-3") ||
+	if !strings.Contains(md, "Verified by the cluster suite, which was not part of this run: API-1,") || !strings.Contains(md, "WIN-5, SKEW-3, STORY-OPS") ||
 		strings.Contains(md, "Not covered by this run: API-1") {
 		t.Errorf("cri markdown:\n%s", md)
 	}
@@ -260,5 +260,24 @@ func TestCoverageBySuite(t *testing.T) {
 	}
 	if got := result(merged, "WIN-4"); got != "1 passed" {
 		t.Errorf("merged, WIN-4: %q", got)
+	}
+}
+
+// A skew cluster's matrix: the suite's layer first, then one column per
+// kubelet, newest first, each headed by the runtime of its node.
+func TestKubeletLayersInTheMatrix(t *testing.T) {
+	s := &Subject{Runtime: capability.RuntimeInfo{Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.37.1"},
+		KubeletLayers: map[capability.Layer]capability.RuntimeInfo{
+			capability.KubeletLayer("v1.34.10"): {Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.34.10"},
+			capability.KubeletLayer("v1.37.1"):  {Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.37.1", Endpoint: "node w1"},
+			capability.KubeletLayer("v1.9.0"):   {Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.9.0"},
+		}}
+	got := s.layers(capability.LayerCluster)
+	want := []capability.Layer{capability.LayerCluster, "kubelet-v1.37.1", "kubelet-v1.34.10", "kubelet-v1.9.0"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("layers = %v, want %v", got, want)
+	}
+	if l := (&Subject{}).layers(capability.LayerCRI); len(l) != 1 {
+		t.Errorf("no kubelet layers: %v", l)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -60,6 +61,26 @@ func BinariesKey(v Version, goVersion, arch string) string {
 	return cacheKey("kubernetes", v.String(), goVersion, arch, recipeVersion)
 }
 
+// ComponentsKey identifies a build of some of the Kubernetes binaries (the
+// kubelet of a skew worker, say); the full set keeps BinariesKey.
+func ComponentsKey(v Version, goVersion, arch string, components []string) string {
+	if isFullSet(components) {
+		return BinariesKey(v, goVersion, arch)
+	}
+	c := append([]string(nil), components...)
+	sort.Strings(c)
+	return cacheKey("kubernetes", v.String()+"-"+strings.Join(c, "-"), goVersion, arch, recipeVersion)
+}
+
+func isFullSet(components []string) bool {
+	for _, c := range Components {
+		if !slices.Contains(components, c) {
+			return false
+		}
+	}
+	return true
+}
+
 func cacheKey(parts ...string) string {
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return parts[0] + "-" + parts[1] + "-" + hex.EncodeToString(h[:])[:12]
@@ -67,11 +88,16 @@ func cacheKey(parts ...string) string {
 
 // binariesDir is where the binaries for v built with this Go are cached.
 func (b *Builder) binariesDir(ctx context.Context, v Version) (string, error) {
+	return b.componentsDir(ctx, v, Components)
+}
+
+// componentsDir is where a build of some components of v is cached.
+func (b *Builder) componentsDir(ctx context.Context, v Version, components []string) (string, error) {
 	root, err := b.cacheRoot()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, "bin", BinariesKey(v, b.goVersion(ctx), runtime.GOARCH)), nil
+	return filepath.Join(root, "bin", ComponentsKey(v, b.goVersion(ctx), runtime.GOARCH, components)), nil
 }
 
 // goVersion is the version of the Go toolchain that builds the binaries; a
@@ -100,15 +126,36 @@ func (b *Builder) CachedKubernetesBinaries(ctx context.Context, v Version) (stri
 // KubernetesBinaries builds (or finds cached) static, version-stamped
 // Kubernetes binaries and returns the directory holding them.
 func (b *Builder) KubernetesBinaries(ctx context.Context, v Version) (string, error) {
-	dir, err := b.binariesDir(ctx, v)
+	return b.KubernetesComponents(ctx, v, Components...)
+}
+
+// KubernetesComponents builds (or finds cached) the named Kubernetes
+// binaries of v only, and returns the directory holding them: a skew
+// worker needs its release's kubelet and nothing else of it. A cached
+// build of every component serves any subset.
+func (b *Builder) KubernetesComponents(ctx context.Context, v Version, components ...string) (string, error) {
+	for _, c := range components {
+		if !slices.Contains(Components, c) {
+			return "", fmt.Errorf("unknown Kubernetes component %q (known: %s)", c, strings.Join(Components, ", "))
+		}
+	}
+	if full, err := b.binariesDir(ctx, v); err == nil && complete(full, components) {
+		b.logf("Kubernetes %s %s: cached in %s", v, strings.Join(components, ", "), full)
+		return full, nil
+	}
+	dir, err := b.componentsDir(ctx, v, components)
 	if err != nil {
 		return "", err
 	}
-	if complete(dir, Components) {
-		b.logf("Kubernetes %s binaries: cached in %s", v, dir)
+	if complete(dir, components) {
+		b.logf("Kubernetes %s %s: cached in %s", v, strings.Join(components, ", "), dir)
 		return dir, nil
 	}
-	done := b.stage(fmt.Sprintf("Kubernetes %s binaries (%s)", v, strings.Join(Components, ", ")), "about 8 min")
+	what, cold := fmt.Sprintf("Kubernetes %s binaries (%s)", v, strings.Join(components, ", ")), "about 8 min"
+	if !isFullSet(components) {
+		cold = "about 4 min"
+	}
+	done := b.stage(what, cold)
 	work, err := os.MkdirTemp("", "ectest-k8sbuild-")
 	if err != nil {
 		return "", err
@@ -127,7 +174,7 @@ func (b *Builder) KubernetesBinaries(ctx context.Context, v Version) (string, er
 		return "", err
 	}
 	var pkgs []string
-	for _, c := range Components {
+	for _, c := range components {
 		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
 	}
 	args := append([]string{"build", "-mod=mod", "-trimpath", "-tags=providerless", "-ldflags=" + ldflags(v), "-o", tmp + "/"}, pkgs...)

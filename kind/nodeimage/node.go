@@ -295,7 +295,7 @@ func assemble(root, kindFiles, binDir string, v Version, list ImageList, rt Node
 		"usr/local/bin/ectest-cgroup-fix":                 cgroupFix,
 		"etc/containerd/certs.d/.keep":                    "",
 		"etc/kubernetes/manifests/.keep":                  "",
-		"etc/cni/net.d/10-ectest-bridge.conflist":         nodeCNI,
+		strings.TrimPrefix(NodeCNIPath, "/"):              nodeCNI,
 	}
 	for p, content := range files {
 		mode := os.FileMode(0o644)
@@ -390,16 +390,30 @@ const NodeRuntimeFile = "kind/ectest-node-runtime"
 
 // nodeCNI is the single node's pod network, replacing kindnetd (whose image
 // cannot be pulled offline): a bridge in the first /24 of kind.PodSubnet.
-const nodeCNI = `{
+var nodeCNI = NodeCNI(FirstNodeSubnet)
+
+// FirstNodeSubnet is the pod subnet of a node image's own CNI
+// configuration: the first /24 of kind.PodSubnet.
+const FirstNodeSubnet = "198.19.128.0/24"
+
+// NodeCNIPath is where a node image keeps its CNI configuration; the
+// workers of a multi-node cluster get theirs mounted over it, each with its
+// own subnet.
+const NodeCNIPath = "/etc/cni/net.d/10-ectest-bridge.conflist"
+
+// NodeCNI is a node's bridge network with pods in subnet.
+func NodeCNI(subnet string) string {
+	return `{
   "cniVersion": "0.4.0",
   "name": "ectest",
   "plugins": [
     {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": "198.19.128.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "` + subnet + `"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
 `
+}
 
 const importUnit = `[Unit]
 Description=Import the images kubeadm needs (this node cannot pull them)

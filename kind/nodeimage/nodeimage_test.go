@@ -215,3 +215,28 @@ func TestKnownReleases(t *testing.T) {
 		t.Errorf("API servers %v: want at least four, up to %s", r.APIServers, r.Newest)
 	}
 }
+
+func TestKubeletSkewAndComponentKeys(t *testing.T) {
+	cp := Version{1, 37, 1}
+	for _, ok := range []Version{{1, 37, 1}, {1, 36, 4}, {1, 34, 10}, {1, 37, 0}} {
+		if err := CheckKubeletSkew(cp, ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []Version{{1, 33, 13}, {1, 38, 0}, {1, 37, 2}} {
+		if err := CheckKubeletSkew(cp, bad); err == nil {
+			t.Errorf("kubelet %s with server %s accepted", bad, cp)
+		}
+	}
+	full := ComponentsKey(cp, "go1.26.8", "amd64", Components)
+	if full != BinariesKey(cp, "go1.26.8", "amd64") {
+		t.Error("the full set keeps the key of existing caches")
+	}
+	kubelet := ComponentsKey(cp, "go1.26.8", "amd64", []string{"kubelet"})
+	if kubelet == full || !strings.HasPrefix(kubelet, "kubernetes-v1.37.1-kubelet-") {
+		t.Errorf("kubelet-only key %s (full %s)", kubelet, full)
+	}
+	if NodeCNI(FirstNodeSubnet) != nodeCNI || !strings.Contains(NodeCNI("198.19.130.0/24"), `"subnet": "198.19.130.0/24"`) {
+		t.Error("NodeCNI")
+	}
+}

@@ -22,156 +22,183 @@ func exitingDebugger(f *kube.Framework, name, script string) corev1.EphemeralCon
 	return ec
 }
 
+// The lifecycle specs' texts: the skew specs run the same bodies on every kubelet.
+const (
+	lifecycleStatusText      = "status moves to running and then terminated with the process's exit code, output before any attach is in the logs [LIFE-1] [LIFE-4]"
+	lifecyclePullFailText    = "an ephemeral container whose image cannot be pulled is reported waiting, with the pull failure as its reason [LIFE-1]"
+	lifecycleRestartText     = "an exited ephemeral container is never restarted [LIFE-2]"
+	lifecycleSideEffectsText = "adding, running and exiting an ephemeral container changes neither the pod's phase, readiness and conditions nor the target's restart count, start time and container ID [LIFE-3] [LIFE-5]"
+	lifecyclePullText        = "the debug image is pulled at debug time: an image pushed after the pod started runs as the ephemeral container [LIFE-6]"
+)
+
+// restartPolicies are the LIFE-2 table's entries.
+var restartPolicies = []corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}
+
 var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.LabelCluster, framework.LabelLifecycle), func() {
-	It("status moves to running and then terminated with the process's exit code, output before any attach is in the logs [LIFE-1] [LIFE-4]", func(ctx SpecContext) {
-		f := newFramework(ctx)
-		pod := f.RunPod(ctx, targetPod(f))
-		_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "echo before-attach-$((6*7)); sleep 3; exit 7"))
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		var seen []string
-		got := f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
-			s := kube.EphemeralStatus(p, "debugger")
-			switch {
-			case s == nil:
-				return false
-			case s.State.Waiting != nil:
-				seen = appendOnce(seen, "waiting")
-			case s.State.Running != nil:
-				seen = appendOnce(seen, "running")
-			case s.State.Terminated != nil:
-				seen = appendOnce(seen, "terminated")
-				return true
-			}
-			return false
-		})
-		s := kube.EphemeralStatus(got, "debugger")
-		AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
-		Expect(seen).To(ContainElement("running"), "the status never showed the container running")
-		Expect(s.State.Terminated.ExitCode).To(BeEquivalentTo(7))
-		observe(f, capability.Logs, "output before any attach is in the log", func() {
-			logs, err := f.Logs(ctx, pod.Name, "debugger")
-			Expect(err).NotTo(HaveOccurred())
-			Expect(logs).To(ContainSubstring("before-attach-42"))
-		})
-	}, SpecTimeout(framework.DefaultTimeouts.Spec))
-
-	It("an ephemeral container whose image cannot be pulled is reported waiting, with the pull failure as its reason [LIFE-1]", func(ctx SpecContext) {
-		f := newFramework(ctx)
-		pod := f.RunPod(ctx, targetPod(f))
-		// A tag missing from the suite's own registry: the node reaches the
-		// registry, which answers that the manifest is unknown.
-		debug, err := name.ParseReference(f.Images[images.Debug], name.Insecure)
-		Expect(err).NotTo(HaveOccurred())
-		missing := debug.Context().Tag("absent-" + f.Token).String()
-		ec := f.DebugContainer("debugger", "")
-		ec.Image = missing
-		_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
-		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-		// The kubelet's verdict on the image is the first state after the
-		// ones it reports before it tries (ContainerCreating): it must be
-		// waiting, with the pull failure as reason.
-		beforePull := []string{"", "ContainerCreating", "PodInitializing"}
-		var seen []string
-		got := f.WaitPod(ctx, pod.Name, "showing the kubelet's verdict on the ephemeral container's image", func(p *corev1.Pod) bool {
-			s := kube.EphemeralStatus(p, "debugger")
-			switch {
-			case s == nil:
-				return false
-			case s.State.Waiting != nil:
-				seen = appendOnce(seen, "waiting:"+s.State.Waiting.Reason)
-				return !slices.Contains(beforePull, s.State.Waiting.Reason)
-			case s.State.Running != nil:
-				seen = appendOnce(seen, "running")
-			case s.State.Terminated != nil:
-				seen = appendOnce(seen, "terminated:"+s.State.Terminated.Reason)
-			}
-			return true
-		})
-		s := kube.EphemeralStatus(got, "debugger")
-		AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
-		Expect(s.State.Waiting).NotTo(BeNil(), "a container whose image cannot be pulled must be waiting; states seen: %s", strings.Join(seen, " -> "))
-		AddReportEntry("waiting", s.State.Waiting.Reason+": "+s.State.Waiting.Message, ReportEntryVisibilityAlways)
-		Expect(s.State.Waiting.Reason).To(BeElementOf("ErrImagePull", "ImagePullBackOff"), "the waiting reason must be the pull failure")
-		Expect(s.State.Waiting.Message).To(ContainSubstring(missing), "the reason's message must name the image")
-		Expect(s.RestartCount).To(BeZero())
-	}, SpecTimeout(framework.DefaultTimeouts.Spec))
-
-	DescribeTable("an exited ephemeral container is never restarted [LIFE-2]",
-		func(ctx SpecContext, policy corev1.RestartPolicy) {
-			f := newFramework(ctx)
-			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.RestartPolicy = policy }))
-			_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "exit 1"))
-			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
-			f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
-				s := kube.EphemeralStatus(p, "debugger")
-				return s != nil && s.State.Terminated != nil
-			})
-			// framework.NeverRestartedWindow derives how soon a restart
-			// would show from the kubelet's back-off; it starts now, after
-			// the exit.
-			AddReportEntry("watched for a restart", framework.NeverRestartedWindow.String(), ReportEntryVisibilityAlways)
-			Consistently(ctx, func() (string, error) {
-				p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-				if err != nil {
-					return "", err
-				}
-				s := kube.EphemeralStatus(p, "debugger")
-				return fmt.Sprintf("restarts=%d terminated=%v", s.RestartCount, s.State.Terminated != nil), nil
-			}).WithTimeout(framework.NeverRestartedWindow).WithPolling(f.Timeouts.Poll * 5).Should(Equal("restarts=0 terminated=true"))
-		},
-		Entry("restartPolicy Always", corev1.RestartPolicyAlways, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("restartPolicy OnFailure", corev1.RestartPolicyOnFailure, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("restartPolicy Never", corev1.RestartPolicyNever, SpecTimeout(framework.DefaultTimeouts.Spec)),
-	)
-
-	It("adding, running and exiting an ephemeral container changes neither the pod's phase, readiness and conditions nor the target's restart count, start time and container ID [LIFE-3] [LIFE-5]", func(ctx SpecContext) {
-		f := newFramework(ctx)
-		pod := f.RunPod(ctx, targetPod(f))
-		pod = f.WaitPod(ctx, pod.Name, "ready", func(p *corev1.Pod) bool { return conditionsSummary(p) == readySummary(p) })
-		before, beforeTarget := conditionsSummary(pod), targetSummary(pod)
-		// The ephemeral container runs until the spec tells it to exit, so
-		// the pod is checked while it runs and after it exited.
-		running := f.RunEphemeral(ctx, pod.Name, exitingDebugger(f, "debugger", "ps; while [ ! -e /tmp/exit ]; do sleep 0.2; done; exit 3"))
-		Expect(conditionsSummary(running)).To(Equal(before), "pod phase or conditions changed while the ephemeral container runs")
-		_, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "touch", "/tmp/exit")
-		Expect(err).NotTo(HaveOccurred(), stderr)
-		after := f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
-			s := kube.EphemeralStatus(p, "debugger")
-			return s != nil && s.State.Terminated != nil
-		})
-		Expect(kube.EphemeralStatus(after, "debugger").State.Terminated.ExitCode).To(BeEquivalentTo(3))
-		Expect(conditionsSummary(after)).To(Equal(before), "pod phase or conditions changed after the ephemeral container exited")
-		observe(f, capability.NoSideEffects, "target unchanged", func() {
-			Expect(targetSummary(running)).To(Equal(beforeTarget), "the target container was affected while the ephemeral container ran")
-			Expect(targetSummary(after)).To(Equal(beforeTarget), "the target container was affected")
-		})
-	}, SpecTimeout(framework.DefaultTimeouts.Spec))
-
-	It("the debug image is pulled at debug time: an image pushed after the pod started runs as the ephemeral container [LIFE-6]", func(ctx SpecContext) {
-		f := newFramework(ctx)
-		pod := f.RunPod(ctx, targetPod(f))
-		ref, err := images.Variant(ctx, f.Images[images.Debug], "pull-"+f.Token, f.Token)
-		Expect(err).NotTo(HaveOccurred())
-		ec := f.DebugContainer("debugger", "target")
-		ec.Image = ref
-		got := f.RunEphemeral(ctx, pod.Name, ec)
-		observe(f, capability.PullAtDebugTime, "pulled at debug time", func() {
-			s := kube.EphemeralStatus(got, "debugger")
-			digest := ref[strings.Index(ref, "@")+1:]
-			Expect(s.ImageID).To(ContainSubstring(digest), "the ephemeral container does not run the image pushed at debug time")
-			out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/ectest-variant")
-			Expect(err).NotTo(HaveOccurred())
-			Expect(strings.TrimSpace(out)).To(Equal(f.Token))
-			events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
-			Expect(err).NotTo(HaveOccurred())
-			pulled := false
-			for _, e := range events.Items {
-				pulled = pulled || (e.Reason == "Pulled" && strings.Contains(e.Message, ref) && !strings.Contains(e.Message, "already present"))
-			}
-			Expect(pulled).To(BeTrue(), "no Pulled event for %s: the kubelet did not pull it", ref)
-		})
-	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+	It(lifecycleStatusText, func(ctx SpecContext) { lifecycleStatus(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
+	It(lifecyclePullFailText, func(ctx SpecContext) { lifecyclePullFailure(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
+	var entries []TableEntry
+	for _, policy := range restartPolicies {
+		entries = append(entries, Entry("restartPolicy "+string(policy), policy, SpecTimeout(framework.DefaultTimeouts.Spec)))
+	}
+	DescribeTable(lifecycleRestartText, func(ctx SpecContext, policy corev1.RestartPolicy) { lifecycleNeverRestarted(ctx, onCluster, policy) }, entries)
+	It(lifecycleSideEffectsText, func(ctx SpecContext) { lifecycleSideEffects(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
+	It(lifecyclePullText, func(ctx SpecContext) { lifecyclePullAtDebugTime(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+// lifecycleStatus: the ephemeral container's status moves through running
+// to terminated with its exit code; its early output is in its log.
+func lifecycleStatus(ctx SpecContext, at placement) {
+	f := at.framework(ctx)
+	pod := f.RunPod(ctx, targetPod(f))
+	_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "echo before-attach-$((6*7)); sleep 3; exit 7"))
+	Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+	var seen []string
+	got := f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
+		s := kube.EphemeralStatus(p, "debugger")
+		switch {
+		case s == nil:
+			return false
+		case s.State.Waiting != nil:
+			seen = appendOnce(seen, "waiting")
+		case s.State.Running != nil:
+			seen = appendOnce(seen, "running")
+		case s.State.Terminated != nil:
+			seen = appendOnce(seen, "terminated")
+			return true
+		}
+		return false
+	})
+	s := kube.EphemeralStatus(got, "debugger")
+	AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
+	Expect(seen).To(ContainElement("running"), "the status never showed the container running")
+	Expect(s.State.Terminated.ExitCode).To(BeEquivalentTo(7))
+	observe(f, capability.Logs, "output before any attach is in the log", func() {
+		logs, err := f.Logs(ctx, pod.Name, "debugger")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(logs).To(ContainSubstring("before-attach-42"))
+	})
+}
+
+// lifecyclePullFailure: an image that cannot be pulled leaves the ephemeral
+// container waiting with the pull failure as its reason.
+func lifecyclePullFailure(ctx SpecContext, at placement) {
+	f := at.framework(ctx)
+	pod := f.RunPod(ctx, targetPod(f))
+	// A tag missing from the suite's own registry: the node reaches the
+	// registry, which answers that the manifest is unknown.
+	debug, err := name.ParseReference(f.Images[images.Debug], name.Insecure)
+	Expect(err).NotTo(HaveOccurred())
+	missing := debug.Context().Tag("absent-" + f.Token).String()
+	ec := f.DebugContainer("debugger", "")
+	ec.Image = missing
+	_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
+	Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+	// The kubelet's verdict on the image is the first state after the
+	// ones it reports before it tries (ContainerCreating): it must be
+	// waiting, with the pull failure as reason.
+	beforePull := []string{"", "ContainerCreating", "PodInitializing"}
+	var seen []string
+	got := f.WaitPod(ctx, pod.Name, "showing the kubelet's verdict on the ephemeral container's image", func(p *corev1.Pod) bool {
+		s := kube.EphemeralStatus(p, "debugger")
+		switch {
+		case s == nil:
+			return false
+		case s.State.Waiting != nil:
+			seen = appendOnce(seen, "waiting:"+s.State.Waiting.Reason)
+			return !slices.Contains(beforePull, s.State.Waiting.Reason)
+		case s.State.Running != nil:
+			seen = appendOnce(seen, "running")
+		case s.State.Terminated != nil:
+			seen = appendOnce(seen, "terminated:"+s.State.Terminated.Reason)
+		}
+		return true
+	})
+	s := kube.EphemeralStatus(got, "debugger")
+	AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
+	Expect(s.State.Waiting).NotTo(BeNil(), "a container whose image cannot be pulled must be waiting; states seen: %s", strings.Join(seen, " -> "))
+	AddReportEntry("waiting", s.State.Waiting.Reason+": "+s.State.Waiting.Message, ReportEntryVisibilityAlways)
+	Expect(s.State.Waiting.Reason).To(BeElementOf("ErrImagePull", "ImagePullBackOff"), "the waiting reason must be the pull failure")
+	Expect(s.State.Waiting.Message).To(ContainSubstring(missing), "the reason's message must name the image")
+	Expect(s.RestartCount).To(BeZero())
+}
+
+// lifecycleNeverRestarted: an exited ephemeral container is not restarted,
+// whatever the pod's restart policy.
+func lifecycleNeverRestarted(ctx SpecContext, at placement, policy corev1.RestartPolicy) {
+	f := at.framework(ctx)
+	pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.RestartPolicy = policy }))
+	_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "exit 1"))
+	Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
+	f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
+		s := kube.EphemeralStatus(p, "debugger")
+		return s != nil && s.State.Terminated != nil
+	})
+	// framework.NeverRestartedWindow derives how soon a restart
+	// would show from the kubelet's back-off; it starts now, after
+	// the exit.
+	AddReportEntry("watched for a restart", framework.NeverRestartedWindow.String(), ReportEntryVisibilityAlways)
+	Consistently(ctx, func() (string, error) {
+		p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		s := kube.EphemeralStatus(p, "debugger")
+		return fmt.Sprintf("restarts=%d terminated=%v", s.RestartCount, s.State.Terminated != nil), nil
+	}).WithTimeout(framework.NeverRestartedWindow).WithPolling(f.Timeouts.Poll * 5).Should(Equal("restarts=0 terminated=true"))
+}
+
+// lifecycleSideEffects: an ephemeral container's life changes neither the
+// pod's conditions nor its target.
+func lifecycleSideEffects(ctx SpecContext, at placement) {
+	f := at.framework(ctx)
+	pod := f.RunPod(ctx, targetPod(f))
+	pod = f.WaitPod(ctx, pod.Name, "ready", func(p *corev1.Pod) bool { return conditionsSummary(p) == readySummary(p) })
+	before, beforeTarget := conditionsSummary(pod), targetSummary(pod)
+	// The ephemeral container runs until the spec tells it to exit, so
+	// the pod is checked while it runs and after it exited.
+	running := f.RunEphemeral(ctx, pod.Name, exitingDebugger(f, "debugger", "ps; while [ ! -e /tmp/exit ]; do sleep 0.2; done; exit 3"))
+	Expect(conditionsSummary(running)).To(Equal(before), "pod phase or conditions changed while the ephemeral container runs")
+	_, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "touch", "/tmp/exit")
+	Expect(err).NotTo(HaveOccurred(), stderr)
+	after := f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
+		s := kube.EphemeralStatus(p, "debugger")
+		return s != nil && s.State.Terminated != nil
+	})
+	Expect(kube.EphemeralStatus(after, "debugger").State.Terminated.ExitCode).To(BeEquivalentTo(3))
+	Expect(conditionsSummary(after)).To(Equal(before), "pod phase or conditions changed after the ephemeral container exited")
+	observe(f, capability.NoSideEffects, "target unchanged", func() {
+		Expect(targetSummary(running)).To(Equal(beforeTarget), "the target container was affected while the ephemeral container ran")
+		Expect(targetSummary(after)).To(Equal(beforeTarget), "the target container was affected")
+	})
+}
+
+// lifecyclePullAtDebugTime: the debug image is pulled when the ephemeral
+// container starts.
+func lifecyclePullAtDebugTime(ctx SpecContext, at placement) {
+	f := at.framework(ctx)
+	pod := f.RunPod(ctx, targetPod(f))
+	ref, err := images.Variant(ctx, f.Images[images.Debug], "pull-"+f.Token, f.Token)
+	Expect(err).NotTo(HaveOccurred())
+	ec := f.DebugContainer("debugger", "target")
+	ec.Image = ref
+	got := f.RunEphemeral(ctx, pod.Name, ec)
+	observe(f, capability.PullAtDebugTime, "pulled at debug time", func() {
+		s := kube.EphemeralStatus(got, "debugger")
+		digest := ref[strings.Index(ref, "@")+1:]
+		Expect(s.ImageID).To(ContainSubstring(digest), "the ephemeral container does not run the image pushed at debug time")
+		out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/ectest-variant")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.TrimSpace(out)).To(Equal(f.Token))
+		events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
+		Expect(err).NotTo(HaveOccurred())
+		pulled := false
+		for _, e := range events.Items {
+			pulled = pulled || (e.Reason == "Pulled" && strings.Contains(e.Message, ref) && !strings.Contains(e.Message, "already present"))
+		}
+		Expect(pulled).To(BeTrue(), "no Pulled event for %s: the kubelet did not pull it", ref)
+	})
+}
 
 func appendOnce(list []string, s string) []string {
 	if len(list) > 0 && list[len(list)-1] == s {

@@ -18,66 +18,84 @@ import (
 // The namespaces a kubelet gives an ephemeral container besides PID: the
 // same capabilities the CRI suite observes on the runtime alone, observed
 // here through a real kubelet and recorded in the matrix's cluster column.
+const (
+	netPodText     = "an ephemeral container shares the pod's network: the target's port on localhost, the pod IP and the pod's hostname [CRI-5]"
+	ipcPodText     = "an ephemeral container shares the pod's System V IPC objects [CRI-5]"
+	procRootFSText = "an ephemeral container targeting a container reads its files through /proc/<pid>/root [CRI-6]"
+)
+
+// The labels of those specs.
+var (
+	netPodLabels     = framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly)
+	ipcPodLabels     = framework.Label(string(capability.IPCPod), framework.LabelIPC, framework.LabelLinuxOnly)
+	procRootFSLabels = framework.Label(string(capability.ProcRootFS), framework.LabelFilesystem, framework.LabelLinuxOnly)
+)
+
 var _ = Describe("Network, IPC and filesystem through the kubelet", framework.Label(framework.LabelCluster), func() {
-	It("an ephemeral container shares the pod's network: the target's port on localhost, the pod IP and the pod's hostname [CRI-5]",
-		framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly), func(ctx SpecContext) {
-			f := newFramework(ctx, capability.NetPod)
-			framework.SkipOnWindows(env.Runtime.OS)
-			pod := f.RunPod(ctx, targetPod(f))
-			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
-			observe(f, capability.NetPod, "shared network namespace", func() {
-				out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", "http://localhost:8080/info")
-				Expect(err).NotTo(HaveOccurred(), "GET localhost:8080/info from the ephemeral container")
-				var info targetinfo.Info
-				Expect(json.Unmarshal([]byte(out), &info)).To(Succeed(), "the answer on localhost:8080: %q", out)
-				Expect(info.Token).To(Equal(f.Token+"-target"), "localhost:8080 answered for another process")
-				hostname, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "hostname")
-				Expect(err).NotTo(HaveOccurred())
-				Expect(strings.TrimSpace(hostname)).To(Equal(info.Hostname), "the ephemeral container's hostname differs from the target's")
-				Expect(strings.TrimSpace(hostname)).To(Equal(pod.Name), "the pod's hostname is its name")
-				addrs, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "ip", "-o", "addr", "show")
-				Expect(err).NotTo(HaveOccurred())
-				Expect(pod.Status.PodIP).NotTo(BeEmpty(), "the pod has no IP in its status")
-				Expect(addrs).To(ContainSubstring(" "+pod.Status.PodIP+"/"), "the pod IP is not on the ephemeral container's interfaces")
-				Expect(info.Addresses).To(ContainElement(HavePrefix(pod.Status.PodIP+"/")), "the pod IP is not on the target's interfaces")
-			})
-		}, SpecTimeout(framework.DefaultTimeouts.Spec))
-
-	It("an ephemeral container shares the pod's System V IPC objects [CRI-5]",
-		framework.Label(string(capability.IPCPod), framework.LabelIPC, framework.LabelLinuxOnly), func(ctx SpecContext) {
-			f := newFramework(ctx, capability.IPCPod)
-			key := 0x3c7f0000 + int(f.Token[0])<<8 + int(f.Token[1])
-			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
-				p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("--shm-key=%d", key))
-			}))
-			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
-			observe(f, capability.IPCPod, "shared IPC namespace", func() {
-				shm, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/proc/sysvipc/shm")
-				Expect(err).NotTo(HaveOccurred())
-				var keys []string
-				for _, line := range strings.Split(shm, "\n") {
-					if fields := strings.Fields(line); len(fields) > 0 {
-						keys = append(keys, fields[0])
-					}
-				}
-				Expect(keys).To(ContainElement(strconv.Itoa(key)), "the target's SysV segment (key %d) in /proc/sysvipc/shm of the ephemeral container:\n%s", key, shm)
-			})
-		}, SpecTimeout(framework.DefaultTimeouts.Spec))
-
-	It("an ephemeral container targeting a container reads its files through /proc/<pid>/root [CRI-6]",
-		framework.Label(string(capability.ProcRootFS), framework.LabelFilesystem, framework.LabelLinuxOnly), func(ctx SpecContext) {
-			f := newFramework(ctx, capability.ProcRootFS)
-			pod := f.RunPod(ctx, targetPod(f))
-			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
-			observe(f, capability.ProcRootFS, "target's marker file read", func() {
-				procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
-				Expect(err).NotTo(HaveOccurred())
-				pid := kube.PIDOf(procs, f.TargetMarker("target"))
-				Expect(pid).NotTo(BeZero(), "the target's process is not visible:\n%s", raw)
-				path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
-				marker, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", path)
-				Expect(err).NotTo(HaveOccurred(), "cat %s: %s", path, stderr)
-				Expect(strings.TrimSpace(marker)).To(Equal(f.Token+"-target"), "%s", path)
-			})
-		}, SpecTimeout(framework.DefaultTimeouts.Spec))
+	It(netPodText, netPodLabels, func(ctx SpecContext) { netPod(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
+	It(ipcPodText, ipcPodLabels, func(ctx SpecContext) { ipcPod(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
+	It(procRootFSText, procRootFSLabels, func(ctx SpecContext) { procRootFS(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+// netPod: the ephemeral container is in the pod's network namespace.
+func netPod(ctx SpecContext, at placement) {
+	f := at.framework(ctx, capability.NetPod)
+	framework.SkipOnWindows(env.Runtime.OS)
+	pod := f.RunPod(ctx, targetPod(f))
+	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
+	observe(f, capability.NetPod, "shared network namespace", func() {
+		out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", "http://localhost:8080/info")
+		Expect(err).NotTo(HaveOccurred(), "GET localhost:8080/info from the ephemeral container")
+		var info targetinfo.Info
+		Expect(json.Unmarshal([]byte(out), &info)).To(Succeed(), "the answer on localhost:8080: %q", out)
+		Expect(info.Token).To(Equal(f.Token+"-target"), "localhost:8080 answered for another process")
+		hostname, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "hostname")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.TrimSpace(hostname)).To(Equal(info.Hostname), "the ephemeral container's hostname differs from the target's")
+		Expect(strings.TrimSpace(hostname)).To(Equal(pod.Name), "the pod's hostname is its name")
+		addrs, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "ip", "-o", "addr", "show")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pod.Status.PodIP).NotTo(BeEmpty(), "the pod has no IP in its status")
+		Expect(addrs).To(ContainSubstring(" "+pod.Status.PodIP+"/"), "the pod IP is not on the ephemeral container's interfaces")
+		Expect(info.Addresses).To(ContainElement(HavePrefix(pod.Status.PodIP+"/")), "the pod IP is not on the target's interfaces")
+	})
+}
+
+// ipcPod: the ephemeral container is in the pod's IPC namespace.
+func ipcPod(ctx SpecContext, at placement) {
+	f := at.framework(ctx, capability.IPCPod)
+	key := 0x3c7f0000 + int(f.Token[0])<<8 + int(f.Token[1])
+	pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
+		p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("--shm-key=%d", key))
+	}))
+	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
+	observe(f, capability.IPCPod, "shared IPC namespace", func() {
+		shm, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/proc/sysvipc/shm")
+		Expect(err).NotTo(HaveOccurred())
+		var keys []string
+		for _, line := range strings.Split(shm, "\n") {
+			if fields := strings.Fields(line); len(fields) > 0 {
+				keys = append(keys, fields[0])
+			}
+		}
+		Expect(keys).To(ContainElement(strconv.Itoa(key)), "the target's SysV segment (key %d) in /proc/sysvipc/shm of the ephemeral container:\n%s", key, shm)
+	})
+}
+
+// procRootFS: a targeting ephemeral container reads the target's files
+// through /proc/<pid>/root.
+func procRootFS(ctx SpecContext, at placement) {
+	f := at.framework(ctx, capability.ProcRootFS)
+	pod := f.RunPod(ctx, targetPod(f))
+	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
+	observe(f, capability.ProcRootFS, "target's marker file read", func() {
+		procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
+		Expect(err).NotTo(HaveOccurred())
+		pid := kube.PIDOf(procs, f.TargetMarker("target"))
+		Expect(pid).NotTo(BeZero(), "the target's process is not visible:\n%s", raw)
+		path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
+		marker, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", path)
+		Expect(err).NotTo(HaveOccurred(), "cat %s: %s", path, stderr)
+		Expect(strings.TrimSpace(marker)).To(Equal(f.Token+"-target"), "%s", path)
+	})
+}

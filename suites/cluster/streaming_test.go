@@ -10,37 +10,48 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-var _ = Describe("Streaming into ephemeral containers through the API server", framework.Label(framework.LabelCluster, framework.LabelStreaming), func() {
-	It("exec into an ephemeral container by name [API-10] [CRI-8]", func(ctx SpecContext) {
-		f := newFramework(ctx)
-		pod := f.RunPod(ctx, targetPod(f))
-		f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
-		observe(f, capability.Exec, "exec through the API server works", func() {
-			out, stderr, err := f.Exec(ctx, pod.Name, "debugger", strings.NewReader("hello-"+f.Token), false, "cat")
-			Expect(err).NotTo(HaveOccurred(), stderr)
-			Expect(out).To(Equal("hello-" + f.Token))
-		})
-	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+const (
+	streamExecText   = "exec into an ephemeral container by name [API-10] [CRI-8]"
+	streamAttachText = "attach with stdin and a TTY to an ephemeral container's shell [API-10] [CRI-8]"
+)
 
-	It("attach with stdin and a TTY to an ephemeral container's shell [API-10] [CRI-8]", func(ctx SpecContext) {
-		f := newFramework(ctx)
-		pod := f.RunPod(ctx, targetPod(f))
-		ec := f.DebugContainer("debugger", "target")
-		ec.Command, ec.Stdin, ec.StdinOnce, ec.TTY = []string{"sh"}, true, true, true
-		f.RunEphemeral(ctx, pod.Name, ec)
-		// Keep stdin open until the shell answered: closing a TTY's stdin hangs it up.
-		r, w := io.Pipe()
-		go func() {
-			defer GinkgoRecover()
-			_, _ = io.WriteString(w, "echo attach-$((6*7))-"+f.Token+"\n")
-			Eventually(ctx, func() (string, error) { return f.Logs(ctx, pod.Name, "debugger") }).
-				WithTimeout(f.Timeouts.Exec).Should(ContainSubstring("attach-42-" + f.Token))
-			_ = w.Close()
-		}()
-		observe(f, capability.Attach, "interactive shell answered through the API server", func() {
-			out, _, err := f.Attach(ctx, pod.Name, "debugger", r, true)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(out).To(ContainSubstring("attach-42-" + f.Token))
-		})
-	}, SpecTimeout(framework.DefaultTimeouts.Spec))
+var _ = Describe("Streaming into ephemeral containers through the API server", framework.Label(framework.LabelCluster, framework.LabelStreaming), func() {
+	It(streamExecText, func(ctx SpecContext) { streamExec(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
+	It(streamAttachText, func(ctx SpecContext) { streamAttach(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+// streamExec: exec into the ephemeral container through the API server.
+func streamExec(ctx SpecContext, at placement) {
+	f := at.framework(ctx)
+	pod := f.RunPod(ctx, targetPod(f))
+	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
+	observe(f, capability.Exec, "exec through the API server works", func() {
+		out, stderr, err := f.Exec(ctx, pod.Name, "debugger", strings.NewReader("hello-"+f.Token), false, "cat")
+		Expect(err).NotTo(HaveOccurred(), stderr)
+		Expect(out).To(Equal("hello-" + f.Token))
+	})
+}
+
+// streamAttach: attach to the ephemeral container's shell with stdin and a
+// TTY through the API server.
+func streamAttach(ctx SpecContext, at placement) {
+	f := at.framework(ctx)
+	pod := f.RunPod(ctx, targetPod(f))
+	ec := f.DebugContainer("debugger", "target")
+	ec.Command, ec.Stdin, ec.StdinOnce, ec.TTY = []string{"sh"}, true, true, true
+	f.RunEphemeral(ctx, pod.Name, ec)
+	// Keep stdin open until the shell answered: closing a TTY's stdin hangs it up.
+	r, w := io.Pipe()
+	go func() {
+		defer GinkgoRecover()
+		_, _ = io.WriteString(w, "echo attach-$((6*7))-"+f.Token+"\n")
+		Eventually(ctx, func() (string, error) { return f.Logs(ctx, pod.Name, "debugger") }).
+			WithTimeout(f.Timeouts.Exec).Should(ContainSubstring("attach-42-" + f.Token))
+		_ = w.Close()
+	}()
+	observe(f, capability.Attach, "interactive shell answered through the API server", func() {
+		out, _, err := f.Attach(ctx, pod.Name, "debugger", r, true)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("attach-42-" + f.Token))
+	})
+}

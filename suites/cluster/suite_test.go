@@ -7,6 +7,7 @@ package cluster_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"testing"
 
 	"github.com/ectest/ectest/framework"
@@ -14,6 +15,8 @@ import (
 	"github.com/ectest/ectest/framework/environment"
 	"github.com/ectest/ectest/framework/kube"
 	"github.com/ectest/ectest/framework/report"
+	"github.com/ectest/ectest/kind"
+	"github.com/ectest/ectest/kind/nodeimage"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -25,6 +28,26 @@ func init() { framework.RegisterFlags(flag.CommandLine, &cfg) }
 
 func TestMain(m *testing.M) {
 	framework.Main(m, &cfg, func(c *framework.Config) error {
+		t, err := kind.ParseTopology(c.Topology)
+		if err != nil {
+			return fmt.Errorf("-topology: %w", err)
+		}
+		if t != kind.TopologySingle && c.KindNodeImage != "" {
+			return fmt.Errorf("-topology=%s: its workers' node images are built here, each with its own kubelet; -kind-node-image does not apply", t)
+		}
+		if t != kind.TopologySingle {
+			v := c.KubernetesVersion
+			if v == "" {
+				v = nodeimage.DefaultKubernetesVersion
+			}
+			cp, err := nodeimage.ParseVersion(v)
+			if err != nil {
+				return err
+			}
+			if _, err := t.Workers(cp); err != nil {
+				return err
+			}
+		}
 		if c.Kubeconfig == "" {
 			return nil // the suite's own kind cluster, made in BeforeSuite
 		}
@@ -73,7 +96,7 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 var _ = ReportAfterSuite("ectest reports", func(r Report) {
 	var subject *report.Subject
 	if env != nil {
-		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities}
+		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities, KubeletLayers: env.KubeletLayers()}
 	}
 	Expect(report.AfterSuite(cfg.ReportDir, r, subject, capability.LayerCluster)).To(Succeed())
 })

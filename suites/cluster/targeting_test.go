@@ -13,75 +13,48 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// pidMode is one PID setup of a pod and its ephemeral container: the pod's
+// shareProcessNamespace, the ephemeral container's target, the capability
+// the kubelet's choice exercises at the CRI, and the view the ephemeral
+// container must have.
+type pidMode struct {
+	text   string
+	share  bool
+	target string
+	n      capability.Name
+	want   cri.View
+}
+
+var pidModes = []pidMode{
+	{"isolated namespaces, targeting a container: exactly the target's processes", false, "target", capability.PIDTarget, cri.ViewTarget},
+	{"isolated namespaces, no target: only its own", false, "", capability.PIDContainer, cri.ViewOwn},
+	{"shareProcessNamespace, no target: every process of the pod", true, "", capability.PIDPod, cri.ViewPod},
+	{"shareProcessNamespace, targeting a container: still every process of the pod", true, "target", capability.PIDTargetPod, cri.ViewPod},
+}
+
+const pidViewText = "an ephemeral container sees the processes its pod's PID sharing and its target give it [CRI-2] [CRI-7]"
+
+// hostPIDTargets are the targets of the hostPID spec's entries.
+var hostPIDTargets = []struct{ text, target string }{{"no target", ""}, {"targeting a container", "target"}}
+
+const hostPIDText = "with hostPID an ephemeral container sees the node's processes, whatever its target [CRI-7] [CRI-1]"
+
 var _ = Describe("Targeting through the kubelet", framework.Label(framework.LabelCluster, framework.LabelPID, framework.LabelLinuxOnly), func() {
-	// Each entry: the pod's shareProcessNamespace, the ephemeral container's
-	// target, the capability the kubelet's choice exercises at the CRI, and
-	// the view the ephemeral container must have.
-	DescribeTable("an ephemeral container sees the processes its pod's PID sharing and its target give it [CRI-2] [CRI-7]",
-		func(ctx SpecContext, share bool, target string, n capability.Name, want cri.View) {
-			f := newFramework(ctx, n)
-			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
-				p.Spec.ShareProcessNamespace = &share
-				p.Spec.Containers = append(p.Spec.Containers, f.TargetContainer("sibling", 8081))
-			}))
-			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
-			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
-			Expect(err).NotTo(HaveOccurred())
-			m := cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Siblings: []string{f.TargetMarker("sibling")}, Helpers: cri.DebugHelpers}
-			if target == "" {
-				m.Target, m.Siblings = "", []string{f.TargetMarker("target"), f.TargetMarker("sibling")}
-				if !share {
-					m.Siblings = nil // an isolated container must see neither
-				}
-			}
-			view := cri.Classify(procs, m)
-			if target == "" && !share {
-				for _, p := range procs {
-					if p.PID != 1 && (strings.Contains(p.Args, f.TargetMarker("target")) || strings.Contains(p.Args, f.TargetMarker("sibling"))) {
-						view = cri.ViewOther
-					}
-				}
-			}
-			obs := capability.Observation{Capability: n, Outcome: capability.Works, Observed: string(view),
-				Evidence: fmt.Sprintf("shareProcessNamespace=%v targetContainerName=%q; wanted %s\nps in the ephemeral container:\n%s", share, target, want, raw)}
-			if view != want {
-				obs.Outcome = capability.Deviated
-			}
-			f.Checker.Record(obs)
-		},
-		Entry("isolated namespaces, targeting a container: exactly the target's processes", false, "target", capability.PIDTarget, cri.ViewTarget, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("isolated namespaces, no target: only its own", false, "", capability.PIDContainer, cri.ViewOwn, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("shareProcessNamespace, no target: every process of the pod", true, "", capability.PIDPod, cri.ViewPod, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("shareProcessNamespace, targeting a container: still every process of the pod", true, "target", capability.PIDTargetPod, cri.ViewPod, SpecTimeout(framework.DefaultTimeouts.Spec)),
-	)
+	var entries []TableEntry
+	for _, m := range pidModes {
+		entries = append(entries, Entry(m.text, m, SpecTimeout(framework.DefaultTimeouts.Spec)))
+	}
+	DescribeTable(pidViewText, func(ctx SpecContext, m pidMode) { pidView(ctx, onCluster, m) }, entries)
 
 	// hostPID maps to PID NODE, and the kubelet sends TARGET only when the
 	// effective mode is CONTAINER: with or without a target, an ephemeral
 	// container of a hostPID pod is in the node's namespace, where the
 	// kubelet itself runs.
-	DescribeTable("with hostPID an ephemeral container sees the node's processes, whatever its target [CRI-7] [CRI-1]",
-		func(ctx SpecContext, target string) {
-			f := newPrivilegedFramework(ctx, capability.PIDNode)
-			pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.HostPID = true }))
-			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
-			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
-			Expect(err).NotTo(HaveOccurred())
-			view := cri.Classify(procs, cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Helpers: cri.DebugHelpers})
-			kubelet := false
-			for _, p := range procs {
-				kubelet = kubelet || strings.HasPrefix(p.Args, "kubelet ") || strings.Contains(p.Args, "/kubelet ")
-			}
-			obs := capability.Observation{Capability: capability.PIDNode, Case: fmt.Sprintf("targetContainerName=%q", target), Outcome: capability.Works, Observed: string(view),
-				Evidence: fmt.Sprintf("hostPID=true targetContainerName=%q; kubelet visible: %v\nps in the ephemeral container:\n%s", target, kubelet, raw)}
-			if view != cri.ViewNode || !kubelet {
-				obs.Outcome = capability.Deviated
-				obs.Observed = fmt.Sprintf("%s, kubelet visible: %v", view, kubelet)
-			}
-			f.Checker.Record(obs)
-		},
-		Entry("no target", "", SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("targeting a container", "target", SpecTimeout(framework.DefaultTimeouts.Spec)),
-	)
+	entries = nil
+	for _, t := range hostPIDTargets {
+		entries = append(entries, Entry(t.text, t.target, SpecTimeout(framework.DefaultTimeouts.Spec)))
+	}
+	DescribeTable(hostPIDText, func(ctx SpecContext, target string) { hostPIDView(ctx, onCluster, target) }, entries)
 
 	It("shareProcessNamespace together with hostPID is rejected [CRI-7]", func(ctx SpecContext) {
 		f := newFramework(ctx)
@@ -93,3 +66,60 @@ var _ = Describe("Targeting through the kubelet", framework.Label(framework.Labe
 		Expect(kube.HasCause(err, "shareProcessNamespace", "")).To(BeTrue(), "want a field error on shareProcessNamespace, got %s", kube.Rejection(err))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+// pidView: an ephemeral container of a pod with the mode's PID sharing and
+// target sees the processes the mode gives it.
+func pidView(ctx SpecContext, at placement, mode pidMode) {
+	share, target, n, want := mode.share, mode.target, mode.n, mode.want
+	f := at.framework(ctx, n)
+	pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
+		p.Spec.ShareProcessNamespace = &share
+		p.Spec.Containers = append(p.Spec.Containers, f.TargetContainer("sibling", 8081))
+	}))
+	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
+	procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
+	Expect(err).NotTo(HaveOccurred())
+	m := cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Siblings: []string{f.TargetMarker("sibling")}, Helpers: cri.DebugHelpers}
+	if target == "" {
+		m.Target, m.Siblings = "", []string{f.TargetMarker("target"), f.TargetMarker("sibling")}
+		if !share {
+			m.Siblings = nil // an isolated container must see neither
+		}
+	}
+	view := cri.Classify(procs, m)
+	if target == "" && !share {
+		for _, p := range procs {
+			if p.PID != 1 && (strings.Contains(p.Args, f.TargetMarker("target")) || strings.Contains(p.Args, f.TargetMarker("sibling"))) {
+				view = cri.ViewOther
+			}
+		}
+	}
+	obs := capability.Observation{Capability: n, Outcome: capability.Works, Observed: string(view),
+		Evidence: fmt.Sprintf("shareProcessNamespace=%v targetContainerName=%q; wanted %s\nps in the ephemeral container:\n%s", share, target, want, raw)}
+	if view != want {
+		obs.Outcome = capability.Deviated
+	}
+	f.Checker.Record(obs)
+}
+
+// hostPIDView: an ephemeral container of a hostPID pod is in the node's
+// PID namespace, where it sees the kubelet, whatever its target.
+func hostPIDView(ctx SpecContext, at placement, target string) {
+	f := at.privilegedFramework(ctx, capability.PIDNode)
+	pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.HostPID = true }))
+	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
+	procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
+	Expect(err).NotTo(HaveOccurred())
+	view := cri.Classify(procs, cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Helpers: cri.DebugHelpers})
+	kubelet := false
+	for _, p := range procs {
+		kubelet = kubelet || strings.HasPrefix(p.Args, "kubelet ") || strings.Contains(p.Args, "/kubelet ")
+	}
+	obs := capability.Observation{Capability: capability.PIDNode, Case: fmt.Sprintf("targetContainerName=%q", target), Outcome: capability.Works, Observed: string(view),
+		Evidence: fmt.Sprintf("hostPID=true targetContainerName=%q; kubelet visible: %v\nps in the ephemeral container:\n%s", target, kubelet, raw)}
+	if view != cri.ViewNode || !kubelet {
+		obs.Outcome = capability.Deviated
+		obs.Observed = fmt.Sprintf("%s, kubelet visible: %v", view, kubelet)
+	}
+	f.Checker.Record(obs)
+}

@@ -22,7 +22,7 @@ import (
 
 var usageText = `usage: ectest-kind COMMAND [flags]
   prepare-host   install and configure a Docker engine for kind on this host
-  node-image     build the offline node image (prints its reference)
+  node-image     build the offline node image (prints its reference; with -topology, every node's)
   up             create (or reuse) the kind cluster (prints its kubeconfig path)
   smoke          check the cluster runs a target pod and an ephemeral container pulled at debug time
   down           delete the kind cluster
@@ -31,7 +31,11 @@ flags:
   -kubernetes-version vX.Y.Z   (default ` + nodeimage.DefaultKubernetesVersion + `)
   -node-runtime NAME           the built node image's container runtime (default ` + nodeimage.DefaultNodeRuntime + `; ` + "`ectest-kind node-runtimes`" + ` lists them)
   -kind-node-image IMAGE       use this node image (e.g. a stock kindest/node) instead of building one
-  -name NAME                   cluster name (default ` + kind.DefaultName + `)
+  -topology single|skew|skew-pair
+                               the cluster's nodes (default single): skew is a control plane of the -kubernetes-version
+                               and one worker per kubelet of kind/nodeimage/versions.yaml's skewKubelets, skew-pair one
+                               worker of the previous minor; workers are labelled ` + kind.LabelKubeletVersion + `
+  -name NAME                   cluster name (default ` + kind.DefaultName + `, ` + kind.TopologySkew.DefaultName() + `, ` + kind.TopologySkewPair.DefaultName() + ` by topology)
   -cri-proxy-fault FAULT       up/smoke: a SELF-TEST cluster, with the fault-injecting CRI proxy (fixtures/criproxy)
                                between the kubelet and containerd, injecting FAULT (none forwards everything)
   -retain-on-failure           up: keep the nodes of a creation that failed, to look into; down removes them
@@ -51,7 +55,8 @@ func main() {
 	fs.StringVar(&o.KubernetesVersion, "kubernetes-version", nodeimage.DefaultKubernetesVersion, "")
 	fs.StringVar(&o.NodeImage, "kind-node-image", "", "")
 	fs.StringVar(&o.NodeRuntime, "node-runtime", nodeimage.DefaultNodeRuntime, "")
-	fs.StringVar(&o.Name, "name", kind.DefaultName, "")
+	fs.StringVar(&o.Name, "name", "", "")
+	topology := fs.String("topology", string(kind.TopologySingle), "")
 	reportDir := fs.String("report-dir", defaultReportDir(), "")
 	fault := fs.String("cri-proxy-fault", "", "")
 	fs.BoolVar(&o.RetainOnFailure, "retain-on-failure", false, "")
@@ -74,6 +79,15 @@ func main() {
 			os.Exit(1)
 		}
 		o.CRIProxy = &kind.CRIProxy{Fault: *fault, Binary: self}
+	}
+	t, err := kind.ParseTopology(*topology)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ectest-kind: -topology: "+err.Error())
+		os.Exit(2)
+	}
+	o.Topology = t
+	if o.Name == "" {
+		o.Name = t.DefaultName()
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-kind: "+format+"\n", args...) }
 	o.Keep, o.Log = true, logf
@@ -99,11 +113,23 @@ func run(ctx context.Context, cmd string, o kind.Options, reportDir string, logf
 		if err := host.Prepare(ctx, host.Options{Log: logf}); err != nil {
 			return err
 		}
-		ref, err := (&nodeimage.Builder{Log: logf}).NodeImage(ctx, v, rt)
-		if err == nil {
+		workers, err := o.Topology.Workers(v)
+		if err != nil {
+			return err
+		}
+		b := &nodeimage.Builder{Log: logf}
+		ref, err := b.NodeImage(ctx, v, rt)
+		if err != nil {
+			return err
+		}
+		fmt.Println(ref)
+		for _, w := range workers {
+			if ref, err = b.WorkerImage(ctx, v, w, rt); err != nil {
+				return err
+			}
 			fmt.Println(ref)
 		}
-		return err
+		return nil
 	case "up":
 		c, err := kind.Up(ctx, o)
 		if err != nil {

@@ -1,0 +1,65 @@
+package environment
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/kube"
+	"github.com/ectest/ectest/kind"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func node(name, label, reported string, controlPlane bool) corev1.Node {
+	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
+	if label != "" {
+		n.Labels[kind.LabelKubeletVersion] = label
+	}
+	if controlPlane {
+		n.Labels[kube.ControlPlaneRole] = ""
+	}
+	n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: reported, ContainerRuntimeVersion: "containerd://2.4.2", OperatingSystem: "linux"}
+	return n
+}
+
+func TestKubeletNodes(t *testing.T) {
+	ns, err := kubeletNodes([]corev1.Node{
+		node("cp", "v1.37.1", "v1.37.1", true),
+		node("w3", "v1.35.8", "v1.35.8", false),
+		node("w1", "v1.37.1", "v1.37.1", false),
+		node("w4", "v1.34.10", "v1.34.10", false),
+		node("other", "", "v1.36.4", false),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, n := range ns {
+		order = append(order, n.Kubelet+"@"+n.Name)
+	}
+	if strings.Join(order, " ") != "v1.37.1@cp v1.37.1@w1 v1.35.8@w3 v1.34.10@w4" {
+		t.Errorf("labelled nodes, newest kubelet first: %v", order)
+	}
+	e := &ClusterEnvironment{KubeletNodes: ns}
+	if n, ok := e.KubeletNode("v1.37.1"); !ok || n.Name != "w1" {
+		t.Errorf("a worker is preferred to the control plane: %+v", n)
+	}
+	if _, ok := e.KubeletNode("v1.36.4"); ok {
+		t.Error("an unlabelled node is no skew node")
+	}
+	if d := defaultKubeletNode(ns, "v1.37.1"); d.Name != "w1" {
+		t.Errorf("default node %s, want the worker of the server's release", d.Name)
+	}
+	if layers := e.KubeletLayers(); len(layers) != 3 || layers[capability.KubeletLayer("v1.34.10")].APIVersion != "kubelet v1.34.10" {
+		t.Errorf("kubelet layers: %+v", layers)
+	}
+	// A skew pair: N only on the control plane.
+	pair, _ := kubeletNodes([]corev1.Node{node("cp", "v1.37.1", "v1.37.1", true), node("w", "v1.36.4", "v1.36.4", false)})
+	if d := defaultKubeletNode(pair, "v1.37.1+abc"); d.Name != "cp" {
+		t.Errorf("pair: default node %s", d.Name)
+	}
+	if _, err := kubeletNodes([]corev1.Node{node("w", "v1.35.8", "v1.36.4", false)}); err == nil || !strings.Contains(err.Error(), "reports v1.36.4") {
+		t.Errorf("a label the kubelet contradicts must fail the environment: %v", err)
+	}
+}
