@@ -1,0 +1,11 @@
+package main
+
+import "os/exec"
+
+// The matrix runs its cells with bash and make; on Windows a cell's
+// command can only be ended as a whole process.
+func ownProcessGroup(*exec.Cmd) {}
+
+func interruptGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
+
+func killGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
