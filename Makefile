@@ -40,9 +40,9 @@ conformance-cluster:
 ## matrix: every cell of hack/matrix.yaml (the CRI suite per embedded runtime, the cluster suite per cluster), past
 ## failures, cells side by side where they do not conflict; reports per cell in $(REPORT_DIR)/matrix/cells/<cell>,
 ## one page $(REPORT_DIR)/matrix/matrix.html (+ .md, .json), what changed since the previous run first.
-## CELLS=a,b for some, PARALLEL=N cells at once, MERGE_ONLY=1 for the page from existing cell folders (CI)
+## CELLS=a,b for some, PARALLEL=N (or JOBS=N) cells at once, MERGE_ONLY=1 for the page from existing cell folders (CI)
 matrix:
-	GO="$(GO)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) CELLS="$(CELLS)" PARALLEL="$(PARALLEL)" MERGE_ONLY="$(MERGE_ONLY)" hack/matrix.sh
+	GO="$(GO)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) CELLS="$(CELLS)" PARALLEL="$(PARALLEL)" JOBS="$(JOBS)" MERGE_ONLY="$(MERGE_ONLY)" hack/matrix.sh
 
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime checked against
 ## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)

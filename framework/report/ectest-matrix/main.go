@@ -9,7 +9,7 @@
 //	ectest-matrix -list [-json]                                   # the cells, for a CI job matrix
 //
 // It writes matrix.json, matrix.md and matrix.html into -o, keeps the
-// previous matrix.json as matrix.prev.json and lists what changed first.
+// previous matrix.json as matrix.previous.json and lists what changed first.
 // It ends on one line with the worst cell's exit code (2 bad input, 3 a
 // cell's run could not be done, 1 a cell is nonconformant, 0 all
 // conformant); 2 is also bad input to this command.
@@ -42,6 +42,7 @@ func main() {
 	previous := flag.String("previous", "", "the previous run's combined matrix.json to list changes against (default: <o>/matrix.json before this run)")
 	grace := flag.Duration("grace", 5*time.Minute, "how long a cell ended by its timeout or Ctrl-C gets to clean up before it is killed")
 	progress := flag.Duration("progress", time.Minute, "how often to say which cells are running")
+	noFileLocks := flag.Bool("no-file-locks", false, "do not take the cells' file locks (/tmp/ectest-heavy.lock): a machine of the matrix's own, where nothing else runs")
 	list := flag.Bool("list", false, "print the cells (name, layer, command or why skipped) and exit")
 	listJSON := flag.Bool("json", false, "with -list: the names of the cells that run, as a JSON array (a CI job matrix)")
 	flag.Parse()
@@ -84,7 +85,7 @@ func main() {
 		}
 	} else {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		r := &runner{cellsDir: dir, pageDir: pageDir, parallel: *parallel, grace: *grace, progress: *progress, log: os.Stderr}
+		r := &runner{cellsDir: dir, pageDir: pageDir, parallel: *parallel, grace: *grace, progress: *progress, noFileLocks: *noFileLocks, log: os.Stderr}
 		r.run(ctx, selected)
 		stop()
 		shown = notSelected(cfg.Cells, selected, *cells)
@@ -138,6 +139,9 @@ func listCells(cells []matrix.CellConfig, asJSON bool) {
 		what := c.Command
 		if c.Skip != "" {
 			what = "skipped: " + c.Skip
+		}
+		if len(c.Locks) > 0 {
+			what += "  [locks: " + strings.Join(c.Locks, ", ") + "]"
 		}
 		fmt.Printf("%-28s %-8s %s\n", c.Name, c.Layer, what)
 	}

@@ -24,7 +24,10 @@ type runner struct {
 	// its processes are killed.
 	grace    time.Duration
 	progress time.Duration
-	log      io.Writer
+	// noFileLocks: the cells' file locks are not taken (their names
+	// still keep the runner's own cells apart).
+	noFileLocks bool
+	log         io.Writer
 }
 
 func (r *runner) say(format string, args ...any) {
@@ -35,6 +38,7 @@ func (r *runner) say(format string, args ...any) {
 // every cell started has ended; after ctx is done it starts none.
 func (r *runner) run(ctx context.Context, cells []matrix.CellConfig) {
 	var todo []matrix.CellConfig
+	runs := map[string]*matrix.CellRun{}
 	for _, c := range cells {
 		if c.Skip != "" {
 			r.say("%s: skipped: %s", c.Name, c.Skip)
@@ -48,13 +52,15 @@ func (r *runner) run(ctx context.Context, cells []matrix.CellConfig) {
 			r.say("%s: cannot make its folder: %v", c.Name, err)
 			continue
 		}
+		runs[c.Name] = &matrix.CellRun{Name: c.Name, Layer: c.Layer, Command: c.Command, Timeout: c.TimeoutOrDefault().String()}
+		if why := missingCommand(ctx, c.Command); why != "" {
+			runs[c.Name].NotRun = why
+			r.say("%s: not run: %s", c.Name, why)
+			continue
+		}
 		todo = append(todo, c)
 	}
 	r.say("%d cells to run, %d at a time; folders under %s", len(todo), r.parallel, r.rel(r.cellsDir))
-	runs := map[string]*matrix.CellRun{}
-	for _, c := range todo {
-		runs[c.Name] = &matrix.CellRun{Name: c.Name, Layer: c.Layer, Command: c.Command, Timeout: c.TimeoutOrDefault().String()}
-	}
 	todo = r.prepare(ctx, todo, runs)
 	r.schedule(ctx, todo, runs)
 	for _, c := range cells {
@@ -248,6 +254,15 @@ func (r *runner) exec(ctx context.Context, c matrix.CellConfig, command, logPath
 	defer f.Close()
 	dir := r.cellDir(c)
 	fmt.Fprintf(f, "# ectest-matrix cell %s (%s layer): bash -c %q\n# REPORT_DIR=%s CELL=%s, started %s\n", c.Name, c.Layer, command, dir, c.Name, time.Now().UTC().Format(time.RFC3339))
+	release, err := r.fileLocks(ctx, c, f)
+	if err != nil {
+		fmt.Fprintf(f, "ectest-matrix: %v\n", err)
+		if ctx.Err() != nil {
+			return 3, false, true
+		}
+		return 3, false, false
+	}
+	defer release()
 	cmd := exec.Command("bash", "-c", command)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(cellEnviron(), "REPORT_DIR="+dir, "CELL="+c.Name)
@@ -341,4 +356,31 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
+}
+
+// fileLocks takes the cell's locks that are files (an absolute path, like
+// /tmp/ectest-heavy.lock, which other programs on the machine take with
+// flock too), in the configuration's order, for one of the cell's steps.
+func (r *runner) fileLocks(ctx context.Context, c matrix.CellConfig, log io.Writer) (release func(), err error) {
+	var held []func()
+	release = func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i]()
+		}
+	}
+	for _, l := range c.Locks {
+		if !filepath.IsAbs(l) || r.noFileLocks {
+			continue
+		}
+		rel, err := lockFile(ctx, l, func() {
+			r.say("%s: waiting for the lock %s (another program on the machine holds it)", c.Name, l)
+			fmt.Fprintf(log, "ectest-matrix: waiting for the lock %s\n", l)
+		})
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("the lock %s: %w", l, err)
+		}
+		held = append(held, rel)
+	}
+	return release, nil
 }

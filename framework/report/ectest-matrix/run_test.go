@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -143,5 +144,77 @@ func TestInterruptStartsNoMoreCells(t *testing.T) {
 	}
 	if run := readRun(t, r, "second"); run.NotRun == "" {
 		t.Errorf("the waiting cell ran after Ctrl-C: %+v", run)
+	}
+}
+
+// A cell configured ahead of its work (a make target that does not exist
+// yet, a program not installed) is not run, with the reason, and the
+// others run; a target make knows runs.
+func TestCellWithoutItsTargetIsNotRun(t *testing.T) {
+	r, log := newRunner(t, 2)
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("Makefile", []byte(".PHONY: exists\nexists:\n\ttouch $(REPORT_DIR)/ran\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.run(context.Background(), []matrix.CellConfig{
+		{Name: "future", Layer: "cluster", Prepare: "touch prepared", Command: "make conformance-skew CLUSTER_FLAGS=-cluster-name=ectest-$CELL"},
+		{Name: "no-program", Layer: "cri", Command: "KIND=1 ectest-no-such-program --x"},
+		{Name: "exists", Layer: "cri", Command: "make exists"},
+	})
+	for name, want := range map[string]string{"future": `make target "conformance-skew" does not exist`, "no-program": "ectest-no-such-program, which is not installed"} {
+		run := readRun(t, r, name)
+		if !strings.Contains(run.NotRun, want) {
+			t.Errorf("cell %s: not run %q, want it to say %q\n%s", name, run.NotRun, want, log)
+		}
+		c, res := matrix.ReadCell(matrix.CellConfig{Name: name, Layer: "cri"}, filepath.Join(r.cellsDir, name), r.pageDir)
+		if c.Ran || res["capability:pid-target"].Status != matrix.NotRun {
+			t.Errorf("cell %s reads as ran=%v, %s", name, c.Ran, res["capability:pid-target"].Status)
+		}
+	}
+	if _, err := os.Stat("prepared"); err == nil {
+		t.Error("the prepare step of a cell without its target ran")
+	}
+	if _, err := os.Stat(filepath.Join(r.cellsDir, "exists", "ran")); err != nil {
+		t.Errorf("the cell with a make target that exists did not run: %v\n%s", err, log)
+	}
+}
+
+// A lock that is a file (/tmp/ectest-heavy.lock) is an flock shared with
+// the machine's other programs: the cell waits while another holds it,
+// holds it while its command runs, and its processes do not inherit it.
+func TestFileLockIsSharedWithOtherPrograms(t *testing.T) {
+	r, log := newRunner(t, 1)
+	lock := filepath.Join(t.TempDir(), "heavy.lock")
+	release, err := lockFile(context.Background(), lock, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.run(context.Background(), []matrix.CellConfig{{Name: "heavy", Layer: "cri", Locks: []string{lock},
+			// flock -n fails while the runner holds the lock; the
+			// background sleep would keep it if it inherited it.
+			Command: "! flock -n -o " + lock + " true && (sleep 30 >/dev/null 2>&1 &) && touch $REPORT_DIR/ran"}})
+	}()
+	ran := filepath.Join(r.cellsDir, "heavy", "ran")
+	select {
+	case <-done:
+		t.Fatalf("the cell ran while another program held its lock\n%s", log)
+	case <-time.After(2 * time.Second):
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the cell's command ran while another program held its lock")
+	}
+	release()
+	<-done
+	if run := readRun(t, r, "heavy"); run.CommandExit != 0 {
+		t.Fatalf("the cell did not hold the lock while it ran (exit %d)\n%s", run.CommandExit, log)
+	}
+	if out, err := exec.Command("flock", "-n", "-o", lock, "true").CombinedOutput(); err != nil {
+		t.Errorf("the lock is still held after the cell ended (by a process it started?): %v %s", err, out)
+	}
+	if !strings.Contains(log.String(), "waiting for the lock") {
+		t.Errorf("the runner did not say it waits for the lock:\n%s", log)
 	}
 }

@@ -129,13 +129,13 @@ func ReadMatrix(path string) (Matrix, error) {
 // the changes since the previous run first. The previous run is previous
 // (a combined matrix.json, e.g. a CI job's download of the last nightly's)
 // or, when that is "", the matrix.json already in pageDir, which is kept
-// as matrix.prev.json.
+// as matrix.previous.json.
 func Write(pageDir string, m Matrix, previous string) (Matrix, error) {
 	if err := os.MkdirAll(pageDir, 0o755); err != nil {
 		return m, err
 	}
 	cur := filepath.Join(pageDir, JSONFile)
-	prevFile := filepath.Join(pageDir, PrevJSONFile)
+	prevFile := filepath.Join(pageDir, PreviousJSONFile)
 	if previous == "" {
 		if err := os.Rename(cur, prevFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return m, err
@@ -148,7 +148,7 @@ func Write(pageDir string, m Matrix, previous string) (Matrix, error) {
 	m.Changes = []Change{}
 	if prev, err := ReadMatrix(prevFile); err == nil {
 		m.Changes = Diff(prev, m)
-		m.Previous = &Previous{Generated: prev.Generated, File: PrevJSONFile}
+		m.Previous = &Previous{Generated: prev.Generated, File: PreviousJSONFile}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return m, fmt.Errorf("the previous run's matrix: %w", err)
 	}

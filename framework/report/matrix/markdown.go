@@ -114,7 +114,7 @@ func Markdown(m Matrix) string {
 	b.WriteString("## What changed since the previous run\n\n")
 	switch {
 	case m.Previous == nil:
-		b.WriteString("No previous run (no " + PrevJSONFile + "): nothing to compare with.\n")
+		b.WriteString("No previous run (no " + PreviousJSONFile + "): nothing to compare with.\n")
 	case len(m.Changes) == 0:
 		fmt.Fprintf(&b, "Nothing changed since the run of %s.\n", m.Previous.Generated.Format(time.RFC3339))
 	default:

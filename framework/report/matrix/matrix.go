@@ -17,10 +17,10 @@ import (
 
 // File names in the matrix's output folder and in each cell's folder.
 const (
-	JSONFile     = "matrix.json"
-	PrevJSONFile = "matrix.prev.json"
-	MDFile       = "matrix.md"
-	HTMLFile     = "matrix.html"
+	JSONFile         = "matrix.json"
+	PreviousJSONFile = "matrix.previous.json"
+	MDFile           = "matrix.md"
+	HTMLFile         = "matrix.html"
 	// CellsDir holds one folder per cell under the output folder.
 	CellsDir = "cells"
 	// CellRunFile, CellLogFile and PrepareLogFile are what the runner
@@ -171,7 +171,7 @@ type Matrix struct {
 	Cells    []Cell `json:"cells"`
 	Rows     []Row  `json:"rows"`
 	// Changes since the previous run (its matrix.json kept as
-	// matrix.prev.json), worst first.
+	// matrix.previous.json), worst first.
 	Changes  []Change  `json:"changes"`
 	Previous *Previous `json:"previous,omitempty"`
 }

@@ -204,7 +204,7 @@ func TestPageShowsEveryCellAndWhatChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(pageDir, PrevJSONFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(pageDir, PreviousJSONFile)); err != nil {
 		t.Errorf("the previous matrix is not kept: %v", err)
 	}
 	wantChanges := []Change{
