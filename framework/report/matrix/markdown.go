@@ -65,12 +65,22 @@ func Duration(sec float64) string {
 // unverified, blocked): the capabilities, and the requirement IDs no
 // failed capability of the cell carries, each with why; the requirement
 // IDs a failed capability carries are in Covered, which its why explains.
+//
+// A row whose why is the cell's own note (a cell that wrote no reports is
+// an error in every row, for the one reason its note gives) is left out:
+// the note says it once.
 func (m Matrix) Failing(cell string) Failures {
 	var f Failures
+	note := ""
+	for _, c := range m.Cells {
+		if c.Name == cell {
+			note = c.Note
+		}
+	}
 	explained := map[string]bool{}
 	for _, r := range m.Rows {
 		res := r.Cells[cell]
-		if !res.Status.Failed() {
+		if !res.Status.Failed() || (note != "" && res.Why == note) {
 			continue
 		}
 		if r.Kind == KindCapability {

@@ -282,8 +282,10 @@ func checkPage(t *testing.T, pageDir string, m Matrix) string {
 			continue
 		}
 		switch {
-		case !c.Ran && !strings.Contains(text(th), "not run"):
-			t.Errorf("column %s does not say it did not run: %q", c.Name, text(th))
+		case !c.Ran && (!strings.Contains(text(th), "not run") || !strings.Contains(text(th), strings.Join(strings.Fields(c.NotRun), " "))):
+			t.Errorf("column %s does not say it did not run and why (%s): %q", c.Name, c.NotRun, text(th))
+		case c.Ran && c.Note != "" && !strings.Contains(text(th), strings.Join(strings.Fields(c.Note), " ")):
+			t.Errorf("column %s does not say why it ended so (%s): %q", c.Name, c.Note, text(th))
 		case c.Ran && !strings.Contains(text(th), "exit "+itoa(c.ExitCode)):
 			t.Errorf("column %s does not give its exit %d: %q", c.Name, c.ExitCode, text(th))
 		}
