@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
-	"time"
 )
 
 // ownProcessGroup starts the command in a process group of its own, so
@@ -25,35 +24,49 @@ func killGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKI
 
 // lockFile takes an exclusive flock(2) on path, shared with every other
 // program on the machine that locks it (flock -o /tmp/ectest-heavy.lock
-// ...), waiting for it until ctx is done. The descriptor is close-on-exec,
-// so the cell's processes (a daemon it starts, say) never inherit the
-// lock: it ends with release.
-func lockFile(ctx context.Context, path string, waiting func()) (release func(), err error) {
+// ...), waiting for it until ctx is done. It waits in the kernel, as
+// flock(1) does, so that it queues with the others instead of losing to
+// them at every release. The descriptor is close-on-exec, so the cell's
+// processes (a daemon it starts, say) never inherit the lock: it ends with
+// release.
+func lockFile(ctx context.Context, path string, waiting func()) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, err
 	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	said := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { _ = f.Close() }, nil
+	release := func() { _ = f.Close() }
+	fd := int(f.Fd())
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		return release, nil
+	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
+		release()
+		return nil, err
+	}
+	waiting()
+	got := make(chan error, 1)
+	go func() {
+		for {
+			err := syscall.Flock(fd, syscall.LOCK_EX)
+			if !errors.Is(err, syscall.EINTR) {
+				got <- err
+				return
+			}
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			_ = f.Close()
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			release()
 			return nil, err
 		}
-		if !said {
-			waiting()
-			said = true
-		}
-		select {
-		case <-ctx.Done():
-			_ = f.Close()
-			return nil, ctx.Err()
-		case <-tick.C:
-		}
+		return release, nil
+	case <-ctx.Done():
+		// The wait cannot be called off: give the lock back as soon as
+		// it comes.
+		go func() {
+			<-got
+			release()
+		}()
+		return nil, ctx.Err()
 	}
 }

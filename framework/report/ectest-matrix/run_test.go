@@ -218,3 +218,35 @@ func TestFileLockIsSharedWithOtherPrograms(t *testing.T) {
 		t.Errorf("the runner did not say it waits for the lock:\n%s", log)
 	}
 }
+
+// Ctrl-C while a cell waits for a file lock: the wait ends at once, and
+// the lock, once it comes, is given back rather than held for good.
+func TestLockWaitEndsOnInterrupt(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "heavy.lock")
+	release, err := lockFile(context.Background(), lock, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	waited := make(chan error, 1)
+	go func() {
+		_, err := lockFile(ctx, lock, cancel)
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		if err == nil {
+			t.Fatal("took a lock another holds")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait for the lock did not end on Ctrl-C")
+	}
+	release()
+	deadline := time.Now().Add(10 * time.Second)
+	for exec.Command("flock", "-n", "-o", lock, "true").Run() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the abandoned wait kept the lock")
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+}
