@@ -107,7 +107,12 @@ func (r *runner) prepare(ctx context.Context, cells []matrix.CellConfig, runs ma
 		start := time.Now()
 		code, timedOut, interrupted := r.exec(ctx, c, c.Prepare, logPath, c.TimeoutOrDefault())
 		run.PrepareSeconds = time.Since(start).Seconds()
-		if timedOut || interrupted {
+		if interrupted {
+			run.NotRun = "interrupted (Ctrl-C to the matrix) in its prepare step"
+			r.say("%s: %s", c.Name, run.NotRun)
+			continue
+		}
+		if timedOut {
 			code = max(code, 1)
 		}
 		done[c.Prepare] = result{c.Name, code}

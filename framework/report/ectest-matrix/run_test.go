@@ -250,3 +250,34 @@ func TestLockWaitEndsOnInterrupt(t *testing.T) {
 		<-time.After(50 * time.Millisecond)
 	}
 }
+
+// Ctrl-C during a cell's prepare step: the cell did not run (it is not a
+// failed prepare), and its command never starts.
+func TestInterruptDuringPrepareIsNotRun(t *testing.T) {
+	r, log := newRunner(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	marks := t.TempDir()
+	go func() {
+		deadline := time.After(10 * time.Second)
+		for {
+			if _, err := os.Stat(filepath.Join(marks, "preparing")); err == nil {
+				break
+			}
+			select {
+			case <-deadline:
+			case <-time.After(50 * time.Millisecond):
+				continue
+			}
+			break
+		}
+		cancel()
+	}()
+	r.run(ctx, []matrix.CellConfig{{Name: "p", Layer: "cri", Prepare: "touch " + marks + "/preparing; sleep 60", Command: "touch $REPORT_DIR/ran"}})
+	run := readRun(t, r, "p")
+	if run.PrepareFailed || !strings.Contains(run.NotRun, "interrupted") {
+		t.Errorf("a prepare ended by Ctrl-C reads as %+v\n%s", run, log)
+	}
+	if _, err := os.Stat(filepath.Join(r.cellsDir, "p", "ran")); err == nil {
+		t.Error("the command ran after Ctrl-C")
+	}
+}
