@@ -10,13 +10,15 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ectest/ectest/framework/report/matrix"
 )
 
-// runner runs cells: their prepare steps one after another, then their
-// commands, up to parallel at once, never two sharing a lock at once.
+// runner runs cells, up to parallel at once, never two sharing a lock at
+// once; a cell takes its file locks, runs its prepare step (one cell's at a
+// time, an identical step once) and then its command.
 type runner struct {
 	cellsDir, pageDir string
 	parallel          int
@@ -28,6 +30,10 @@ type runner struct {
 	// still keep the runner's own cells apart).
 	noFileLocks bool
 	log         io.Writer
+	// prepareMu lets one prepare step run at a time; prepared holds
+	// each step's outcome by its text.
+	prepareMu sync.Mutex
+	prepared  map[string]prepared
 }
 
 func (r *runner) say(format string, args ...any) {
@@ -61,7 +67,6 @@ func (r *runner) run(ctx context.Context, cells []matrix.CellConfig) {
 		todo = append(todo, c)
 	}
 	r.say("%d cells to run, %d at a time; folders under %s", len(todo), r.parallel, r.rel(r.cellsDir))
-	todo = r.prepare(ctx, todo, runs)
 	r.schedule(ctx, todo, runs)
 	for _, c := range cells {
 		if run := runs[c.Name]; run != nil {
@@ -74,57 +79,56 @@ func (r *runner) run(ctx context.Context, cells []matrix.CellConfig) {
 
 func (r *runner) cellDir(c matrix.CellConfig) string { return filepath.Join(r.cellsDir, c.Name) }
 
-// prepare runs the cells' prepare steps one at a time (an identical step
-// once), and returns the cells whose commands may run.
-func (r *runner) prepare(ctx context.Context, cells []matrix.CellConfig, runs map[string]*matrix.CellRun) []matrix.CellConfig {
-	type result struct {
-		cell string
-		code int
+// prepared is a prepare step's outcome.
+type prepared struct {
+	cell string
+	code int
+}
+
+// prepare runs the cell's prepare step, one cell's at a time, an identical
+// step once, and says whether the command may run.
+func (r *runner) prepare(ctx context.Context, c matrix.CellConfig, run *matrix.CellRun) bool {
+	if c.Prepare == "" {
+		return true
 	}
-	done := map[string]result{}
-	var ok []matrix.CellConfig
-	for _, c := range cells {
-		run := runs[c.Name]
-		if c.Prepare == "" {
-			ok = append(ok, c)
-			continue
-		}
-		if ctx.Err() != nil {
-			run.NotRun = "interrupted before it started"
-			continue
-		}
-		logPath := filepath.Join(r.cellDir(c), matrix.PrepareLogFile)
-		if prev, seen := done[c.Prepare]; seen {
-			_ = os.WriteFile(logPath, []byte(fmt.Sprintf("# the same prepare step as cell %s ran before: see ../%s/%s\n", prev.cell, prev.cell, matrix.PrepareLogFile)), 0o644)
-			if prev.code != 0 {
-				run.PrepareFailed, run.PrepareExit = true, prev.code
-				continue
-			}
-			ok = append(ok, c)
-			continue
-		}
-		r.say("%s: prepare: %s", c.Name, c.Prepare)
-		start := time.Now()
-		code, timedOut, interrupted := r.exec(ctx, c, c.Prepare, logPath, c.TimeoutOrDefault())
-		run.PrepareSeconds = time.Since(start).Seconds()
-		if interrupted {
-			run.NotRun = "interrupted (Ctrl-C to the matrix) in its prepare step"
-			r.say("%s: %s", c.Name, run.NotRun)
-			continue
-		}
-		if timedOut {
-			code = max(code, 1)
-		}
-		done[c.Prepare] = result{c.Name, code}
-		if code != 0 {
-			run.PrepareFailed, run.PrepareExit = true, code
-			r.say("%s: prepare FAILED (exit %d) after %s: %s", c.Name, code, matrix.Duration(run.PrepareSeconds), matrix.LastLine(tailOf(logPath)))
-			continue
-		}
-		r.say("%s: prepare done in %s", c.Name, matrix.Duration(run.PrepareSeconds))
-		ok = append(ok, c)
+	r.prepareMu.Lock()
+	defer r.prepareMu.Unlock()
+	if ctx.Err() != nil {
+		run.NotRun = "interrupted (Ctrl-C to the matrix) before its prepare step"
+		return false
 	}
-	return ok
+	logPath := filepath.Join(r.cellDir(c), matrix.PrepareLogFile)
+	if prev, seen := r.prepared[c.Prepare]; seen {
+		_ = os.WriteFile(logPath, []byte(fmt.Sprintf("# the same prepare step as cell %s ran before: see ../%s/%s\n", prev.cell, prev.cell, matrix.PrepareLogFile)), 0o644)
+		if prev.code != 0 {
+			run.PrepareFailed, run.PrepareExit = true, prev.code
+			return false
+		}
+		return true
+	}
+	r.say("%s: prepare: %s", c.Name, c.Prepare)
+	start := time.Now()
+	code, timedOut, interrupted := r.exec(ctx, c, c.Prepare, logPath, c.TimeoutOrDefault())
+	run.PrepareSeconds = time.Since(start).Seconds()
+	if interrupted {
+		run.NotRun = "interrupted (Ctrl-C to the matrix) in its prepare step"
+		r.say("%s: %s", c.Name, run.NotRun)
+		return false
+	}
+	if timedOut {
+		code = max(code, 1)
+	}
+	if r.prepared == nil {
+		r.prepared = map[string]prepared{}
+	}
+	r.prepared[c.Prepare] = prepared{c.Name, code}
+	if code != 0 {
+		run.PrepareFailed, run.PrepareExit = true, code
+		r.say("%s: prepare FAILED (exit %d) after %s: %s", c.Name, code, matrix.Duration(run.PrepareSeconds), matrix.LastLine(tailOf(logPath)))
+		return false
+	}
+	r.say("%s: prepare done in %s", c.Name, matrix.Duration(run.PrepareSeconds))
+	return true
 }
 
 // schedule runs the cells' commands: the first waiting cell (in the
@@ -237,8 +241,26 @@ func (r *runner) describeRunning(running map[string]time.Time) string {
 	return strings.Join(parts, "; ")
 }
 
-// runCell runs one cell's command into its log and records how it ended.
+// runCell runs one cell: it takes the cell's file locks (held for its
+// prepare step and its command together, so that it waits for a shared
+// lock once), runs the prepare step, then the command into its log, and
+// records how it ended.
 func (r *runner) runCell(ctx context.Context, c matrix.CellConfig, run *matrix.CellRun) {
+	release, err := r.fileLocks(ctx, c)
+	if err != nil {
+		if ctx.Err() != nil {
+			run.NotRun = "interrupted (Ctrl-C to the matrix) while it waited for its lock"
+			return
+		}
+		// The machine's fault, not the cell's: an error of the run.
+		run.CommandExit = 3
+		_ = os.WriteFile(filepath.Join(r.cellDir(c), matrix.CellLogFile), []byte("ectest-matrix: "+err.Error()+"\n"), 0o644)
+		return
+	}
+	defer release()
+	if !r.prepare(ctx, c, run) {
+		return
+	}
 	run.Started = time.Now().UTC().Truncate(time.Second)
 	start := time.Now()
 	code, timedOut, interrupted := r.exec(ctx, c, c.Command, filepath.Join(r.cellDir(c), matrix.CellLogFile), c.TimeoutOrDefault())
@@ -259,15 +281,6 @@ func (r *runner) exec(ctx context.Context, c matrix.CellConfig, command, logPath
 	defer f.Close()
 	dir := r.cellDir(c)
 	fmt.Fprintf(f, "# ectest-matrix cell %s (%s layer): bash -c %q\n# REPORT_DIR=%s CELL=%s, started %s\n", c.Name, c.Layer, command, dir, c.Name, time.Now().UTC().Format(time.RFC3339))
-	release, err := r.fileLocks(ctx, c, f)
-	if err != nil {
-		fmt.Fprintf(f, "ectest-matrix: %v\n", err)
-		if ctx.Err() != nil {
-			return 3, false, true
-		}
-		return 3, false, false
-	}
-	defer release()
 	cmd := exec.Command("bash", "-c", command)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(cellEnviron(), "REPORT_DIR="+dir, "CELL="+c.Name)
@@ -366,7 +379,7 @@ func truncate(s string, n int) string {
 // fileLocks takes the cell's locks that are files (an absolute path, like
 // /tmp/ectest-heavy.lock, which other programs on the machine take with
 // flock too), in the configuration's order, for one of the cell's steps.
-func (r *runner) fileLocks(ctx context.Context, c matrix.CellConfig, log io.Writer) (release func(), err error) {
+func (r *runner) fileLocks(ctx context.Context, c matrix.CellConfig) (release func(), err error) {
 	var held []func()
 	release = func() {
 		for i := len(held) - 1; i >= 0; i-- {
@@ -379,7 +392,6 @@ func (r *runner) fileLocks(ctx context.Context, c matrix.CellConfig, log io.Writ
 		}
 		rel, err := lockFile(ctx, l, func() {
 			r.say("%s: waiting for the lock %s (another program on the machine holds it)", c.Name, l)
-			fmt.Fprintf(log, "ectest-matrix: waiting for the lock %s\n", l)
 		})
 		if err != nil {
 			release()

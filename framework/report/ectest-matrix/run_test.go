@@ -193,6 +193,7 @@ func TestFileLockIsSharedWithOtherPrograms(t *testing.T) {
 	go func() {
 		defer close(done)
 		r.run(context.Background(), []matrix.CellConfig{{Name: "heavy", Layer: "cri", Locks: []string{lock},
+			Prepare: "! flock -n -o " + lock + " true",
 			// flock -n fails while the runner holds the lock; the
 			// background sleep would keep it if it inherited it.
 			Command: "! flock -n -o " + lock + " true && (sleep 30 >/dev/null 2>&1 &) && touch $REPORT_DIR/ran"}})
@@ -208,8 +209,8 @@ func TestFileLockIsSharedWithOtherPrograms(t *testing.T) {
 	}
 	release()
 	<-done
-	if run := readRun(t, r, "heavy"); run.CommandExit != 0 {
-		t.Fatalf("the cell did not hold the lock while it ran (exit %d)\n%s", run.CommandExit, log)
+	if run := readRun(t, r, "heavy"); run.CommandExit != 0 || run.PrepareFailed {
+		t.Fatalf("the cell did not hold the lock while its prepare and command ran (%+v)\n%s", run, log)
 	}
 	if out, err := exec.Command("flock", "-n", "-o", lock, "true").CombinedOutput(); err != nil {
 		t.Errorf("the lock is still held after the cell ended (by a process it started?): %v %s", err, out)
