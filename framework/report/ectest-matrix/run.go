@@ -34,6 +34,9 @@ type runner struct {
 	// each step's outcome by its text.
 	prepareMu sync.Mutex
 	prepared  map[string]prepared
+	// phase says what a running cell is doing before its command
+	// (waiting for a lock, its prepare step), for the progress lines.
+	phase sync.Map
 }
 
 func (r *runner) say(format string, args ...any) {
@@ -107,6 +110,7 @@ func (r *runner) prepare(ctx context.Context, c matrix.CellConfig, run *matrix.C
 		return true
 	}
 	r.say("%s: prepare: %s", c.Name, c.Prepare)
+	r.phase.Store(c.Name, "prepare step")
 	start := time.Now()
 	code, timedOut, interrupted := r.exec(ctx, c, c.Prepare, logPath, c.TimeoutOrDefault())
 	run.PrepareSeconds = time.Since(start).Seconds()
@@ -233,7 +237,12 @@ func (r *runner) describeRunning(running map[string]time.Time) string {
 	var parts []string
 	for _, n := range names {
 		p := fmt.Sprintf("%s (%s", n, matrix.Duration(time.Since(running[n]).Seconds()))
-		if l := matrix.LastLine(tailOf(filepath.Join(r.cellsDir, n, matrix.CellLogFile))); l != "" {
+		log := matrix.CellLogFile
+		if ph, ok := r.phase.Load(n); ok {
+			p += ", " + ph.(string)
+			log = matrix.PrepareLogFile
+		}
+		if l := matrix.LastLine(tailOf(filepath.Join(r.cellsDir, n, log))); l != "" {
 			p += ", last: " + truncate(l, 120)
 		}
 		parts = append(parts, p+")")
@@ -261,6 +270,7 @@ func (r *runner) runCell(ctx context.Context, c matrix.CellConfig, run *matrix.C
 	if !r.prepare(ctx, c, run) {
 		return
 	}
+	r.phase.Delete(c.Name)
 	run.Started = time.Now().UTC().Truncate(time.Second)
 	start := time.Now()
 	code, timedOut, interrupted := r.exec(ctx, c, c.Command, filepath.Join(r.cellDir(c), matrix.CellLogFile), c.TimeoutOrDefault())
@@ -392,6 +402,7 @@ func (r *runner) fileLocks(ctx context.Context, c matrix.CellConfig) (release fu
 		}
 		rel, err := lockFile(ctx, l, func() {
 			r.say("%s: waiting for the lock %s (another program on the machine holds it)", c.Name, l)
+			r.phase.Store(c.Name, "waiting for the lock "+l)
 		})
 		if err != nil {
 			release()
