@@ -24,5 +24,7 @@ $go build -o "$bin/ectest-report" ./framework/report/ectest-report || exit 3
 mkdir -p "$report"
 rm -f "$report/summary.json"
 echo "ectest: $suite suite (reports in $report)"
-"$bin/ginkgo" -p --procs="$procs" "$bin/$suite.test" -- -report-dir="$report" "$@"
+color=()
+[ -t 1 ] || color=(--no-color) # a log file (make matrix's cell.log), read in a browser
+"$bin/ginkgo" -p --procs="$procs" "${color[@]}" "$bin/$suite.test" -- -report-dir="$report" "$@"
 "$bin/ectest-report" -outcome "$report"

@@ -73,3 +73,41 @@ func HTML(m Matrix) ([]byte, error) {
 	err := page.Execute(&b, m)
 	return b.Bytes(), err
 }
+
+// NotRunGroup is the cells that did not run for one reason.
+type NotRunGroup struct {
+	Why   string
+	Cells []string
+}
+
+// NotRunGroups are the cells that did not run, grouped by why, in the
+// cells' order: one line per reason ("not selected in this run") rather
+// than the same reason once per cell.
+func (m Matrix) NotRunGroups() []NotRunGroup {
+	var out []NotRunGroup
+	at := map[string]int{}
+	for _, c := range m.Cells {
+		if c.Ran {
+			continue
+		}
+		i, ok := at[c.NotRun]
+		if !ok {
+			i = len(out)
+			at[c.NotRun] = i
+			out = append(out, NotRunGroup{Why: c.NotRun})
+		}
+		out[i].Cells = append(out[i].Cells, c.Name)
+	}
+	return out
+}
+
+// AnyFailing says whether a cell that ran did not pass (the page's
+// "Failing cells at a glance" has a card for each).
+func (m Matrix) AnyFailing() bool {
+	for _, c := range m.Cells {
+		if c.Ran && c.ExitCode != 0 && c.ExitCode != 4 {
+			return true
+		}
+	}
+	return false
+}

@@ -95,7 +95,7 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 		return notRun(cfg.Skip)
 	}
 	if _, err := os.Stat(dir); err != nil {
-		return notRun("no folder " + rel(pageDir, dir) + ": the cell was not run (not selected, or its job uploaded nothing)")
+		return notRun("no folder of its own in " + rel(pageDir, filepath.Dir(dir)) + ": not run (not selected, or its CI job uploaded nothing)")
 	}
 	run, err := ReadCellRun(dir)
 	if err != nil {
