@@ -23,7 +23,7 @@ SKEW_TOPOLOGY ?= skew
 RUNTIME_CLASS ?=
 CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
-.PHONY: windows windows-selftest conformance conformance-cri test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew
+.PHONY: windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -33,9 +33,22 @@ CLUSTER_FLAGS ?=
 conformance:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)" hack/conformance.sh
 
-## conformance-cri: only the CRI suite (no cluster)
+## conformance-cri: only the CRI suite (no cluster), reports in $(REPORT_DIR)/cri. Compiled into a private
+## folder, so that several runs (make matrix's cells) can run side by side; exits with the run's code
 conformance-cri:
-	$(GINKGO) -p --procs=$(PROCS) ./suites/cri -- -report-dir=$(REPORT_DIR)/cri $(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) hack/suite.sh cri $(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)
+
+## conformance-cluster: only the cluster suite, reports in $(REPORT_DIR)/cluster, against the default kind cluster
+## (made and removed; CLUSTER_FLAGS=-cluster-name=NAME for another, -kubeconfig=FILE for yours)
+conformance-cluster:
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) hack/suite.sh cluster $(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)
+
+## matrix: every cell of hack/matrix.yaml (the CRI suite per embedded runtime, the cluster suite per cluster), past
+## failures, cells side by side where they do not conflict; reports per cell in $(REPORT_DIR)/matrix/cells/<cell>,
+## one page $(REPORT_DIR)/matrix/matrix.html (+ .md, .json), what changed since the previous run first.
+## CELLS=a,b for some, PARALLEL=N (or JOBS=N) cells at once, MERGE_ONLY=1 for the page from existing cell folders (CI)
+matrix:
+	GO="$(GO)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) CELLS="$(CELLS)" PARALLEL="$(PARALLEL)" JOBS="$(JOBS)" MERGE_ONLY="$(MERGE_ONLY)" hack/matrix.sh
 
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime checked against
 ## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)

@@ -103,7 +103,7 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 				}
 			}
 			line := fmt.Sprintf("%s: %s", what, firstLine(sr.Failure.Message))
-			if isSpec && sr.State.Is(types.SpecStateFailed) && sr.Failure.FailureNodeType == types.NodeTypeIt && !capability.IsEnvironmentFailure(sr.Failure.Message) {
+			if JudgeSaidNo(sr) {
 				s.Nonconformances = append(s.Nonconformances, line)
 			} else {
 				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s in %s)", line, sr.State, sr.Failure.FailureNodeType))
@@ -151,6 +151,15 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 	}
 	s.Outcome = s.outcome()
 	return s
+}
+
+// JudgeSaidNo reports whether a spec's failure is the runtime's
+// nonconformance: the spec's judge (its It body) failed an assertion that
+// is not an error of the suite's environment. Any other failure is the
+// run's own error.
+func JudgeSaidNo(sr types.SpecReport) bool {
+	return sr.LeafNodeType == types.NodeTypeIt && sr.State.Is(types.SpecStateFailed) &&
+		sr.Failure.FailureNodeType == types.NodeTypeIt && !capability.IsEnvironmentFailure(sr.Failure.Message)
 }
 
 // MergeSummaries adds the summaries of several runs (make conformance's
