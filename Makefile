@@ -17,7 +17,7 @@ KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION
 RUNTIME_CLASS ?=
 CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
-.PHONY: windows windows-selftest conformance conformance-cri test mutation runtimes probe unit verify benchmark deps clean cluster cluster-down node-image
+.PHONY: windows windows-selftest conformance conformance-cri test mutation runtimes probe unit verify benchmark deps clean cluster cluster-down node-image cluster-conformance api-releases
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -26,6 +26,22 @@ CLUSTER_FLAGS ?=
 ## cluster (both made and removed here), reports and one side-by-side capability matrix
 conformance:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)" hack/conformance.sh
+
+## cluster-conformance: only the cluster suite, on a kind cluster of its own (CLUSTER_NAME, default ectest; made and
+## deleted) of KUBERNETES_VERSION, the specs LABELS selects (a Ginkgo label filter; all when empty).
+## Reports in $(REPORT_DIR)/cluster. Example: make cluster-conformance KUBERNETES_VERSION=v1.35.8 LABELS=api-release CLUSTER_NAME=api-1-35
+LABELS ?=
+CLUSTER_NAME ?=
+cluster-conformance:
+	$(GINKGO) -p --procs=$(PROCS) $(if $(LABELS),--label-filter='$(LABELS)') ./suites/cluster -- -report-dir=$(REPORT_DIR)/cluster $(if $(CLUSTER_NAME),-cluster-name=$(CLUSTER_NAME)) $(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)
+
+## api-releases: the API server's specs (label api-release) against a single-node cluster of each release of
+## kind/nodeimage/versions.yaml's apiServers (RELEASES="v1.35.8 v1.36.4" for some), one cluster each, past failures;
+## reports in $(REPORT_DIR)/api-releases/<release>, outcomes and times in $(REPORT_DIR)/api-releases/api-releases.md
+## (LOCK=/tmp/ectest-heavy.lock wraps each build and run in flock on a shared machine)
+RELEASES ?=
+api-releases:
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) RELEASES="$(RELEASES)" LABELS="$(if $(LABELS),$(LABELS),api-release)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/api-releases.sh
 
 ## conformance-cri: only the CRI suite (no cluster)
 conformance-cri:
