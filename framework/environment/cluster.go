@@ -47,6 +47,9 @@ type ClusterEnvironment struct {
 	Node string `json:"node"`
 	// Kubectl is a kubectl within one minor version of the server ("" if none).
 	Kubectl string `json:"kubectl"`
+	// EphemeralAPI is how the server serves pods/ephemeralcontainers, as its
+	// discovery says (SKEW-2).
+	EphemeralAPI kube.EphemeralAPI `json:"ephemeralAPI"`
 }
 
 // Marshal carries the environment to the other processes.
@@ -121,6 +124,12 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, fmt.Errorf("cluster at %s does not answer: %w", h.Env.Kubeconfig, err)
 	}
 	h.Env.ServerVersion = v.GitVersion
+	if h.Env.EphemeralAPI, err = kube.DiscoverEphemeralAPI(client.Discovery()); err != nil {
+		return h, fmt.Errorf("cluster at %s: %w", h.Env.Kubeconfig, err)
+	}
+	if why := h.Env.EphemeralAPI.Unsupported(); why != "" {
+		logf("cluster %s: %s", h.Env.ServerVersion, why)
+	}
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil || len(nodes.Items) == 0 {
 		return h, fmt.Errorf("list nodes: %v (%d nodes)", err, len(nodes.Items))
