@@ -17,7 +17,7 @@ KIND_FLAGS = $(if $(KUBERNETES_VERSION),-kubernetes-version=$(KUBERNETES_VERSION
 RUNTIME_CLASS ?=
 CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
-.PHONY: windows windows-selftest conformance conformance-cri test mutation runtimes probe unit verify benchmark deps clean cluster cluster-down node-image cluster-conformance api-releases
+.PHONY: windows windows-selftest conformance conformance-cri test mutation runtimes probe unit verify benchmark deps clean cluster cluster-down node-image cluster-conformance api-releases api-release
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -42,6 +42,12 @@ cluster-conformance:
 RELEASES ?=
 api-releases:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) RELEASES="$(RELEASES)" LABELS="$(if $(LABELS),$(LABELS),api-release)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/api-releases.sh
+
+## api-release: the same for one release, K8S (a matrix cell): make api-release K8S=v1.35.8
+K8S ?=
+api-release:
+	@test -n "$(K8S)" || { echo "ectest: make api-release needs K8S=vX.Y.Z (one of kind/nodeimage/versions.yaml's apiServers)" >&2; exit 2; }
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) RELEASES="$(K8S)" LABELS="$(if $(LABELS),$(LABELS),api-release)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/api-releases.sh
 
 ## conformance-cri: only the CRI suite (no cluster)
 conformance-cri:
