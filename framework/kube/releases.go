@@ -49,7 +49,8 @@ var releases = map[uint]Release{
 		"pkg/registry/core/pod/strategy.go: metadata.generation set on create and bumped on spec updates, the subresource's included, without a feature gate (new in 1.33)",
 	}},
 	34: {Tag: "v1.34.10", Notes: []string{
-		"pkg/features/kube_features.go: PodObservedGenerationTracking beta (on), ContainerRestartRules alpha; InPlacePodVerticalScaling still beta",
+		"pkg/features/kube_features.go: PodObservedGenerationTracking beta (on), ContainerRestartRules alpha (off); InPlacePodVerticalScaling still beta",
+		"pkg/api/pod/util.go: with ContainerRestartRules off (the default in 1.34, possible to 1.37), dropContainerRestartRules clears restartPolicy on ephemeral containers, so the server accepts it without persisting it instead of rejecting it (observed on v1.34.10)",
 		"pod-security-admission policy/check_hostProbesAndhostLifecycle.go added (baseline: probes and lifecycle hooks with a host): the specs' containers set neither",
 	}},
 	35: {Tag: "v1.35.8", Notes: []string{

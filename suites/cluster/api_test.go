@@ -35,17 +35,34 @@ func getSubresource(ctx context.Context, f *kube.Framework, name string) (*corev
 	return &p, err
 }
 
-// strippableBefore names the disallowed fields that a server drops instead
-// of rejecting when the field's feature gate is off, with the first minor
-// release whose gate is locked on (pkg/features/kube_features.go):
-// InPlacePodVerticalScaling (resizePolicy) is beta, on by default but able
-// to be turned off, in v1.33.13 and v1.34.10, and GA locked on from v1.35.8;
-// SidecarContainers (restartPolicy) is GA locked on from v1.33.13 and gone
-// in v1.37.1. On a server with the gate on, validateFieldAllowList rejects
-// both (neither is in allowedEphemeralContainerFields of
-// pkg/apis/core/validation/validation.go, v1.33.13 to v1.37.1). Every other
-// disallowed field must be rejected by every server.
-var strippableBefore = map[string]int{"resizePolicy": 35, "restartPolicy": 33}
+// strippable says whether a server of this minor release may drop a
+// disallowed field instead of rejecting it, because the field's feature gate
+// can be off there and the release's pkg/api/pod/util.go then clears it on
+// ephemeral containers before validation (read at every release of
+// framework/kube/releases.go):
+//   - resizePolicy: InPlacePodVerticalScaling is beta (on by default, can be
+//     turned off) in v1.33.13 and v1.34.10, GA locked on from v1.35.8;
+//   - restartPolicy: ContainerRestartRules arrives alpha (off) in v1.34.10 and
+//     is beta (on by default, can be turned off) from v1.35.8 to v1.37.1;
+//     with it off, dropContainerRestartRules clears RestartPolicy and
+//     RestartPolicyRules of every ephemeral container (v1.34.10
+//     pkg/api/pod/util.go). v1.33.13 has no such drop (SidecarContainers,
+//     GA locked on, clears only init containers' restartPolicy), so it must
+//     reject. A v1.34.10 cluster with default gates strips it: observed.
+//
+// On a server with the gate on, validateFieldAllowList rejects both (neither
+// is in allowedEphemeralContainerFields of pkg/apis/core/validation/
+// validation.go, v1.33.13 to v1.37.1). Every other disallowed field must be
+// rejected by every server.
+func strippable(field string, minor int) bool {
+	switch field {
+	case "resizePolicy":
+		return minor < 35
+	case "restartPolicy":
+		return minor >= 34
+	}
+	return false
+}
 
 // podWithEphemeral creates the target pod and adds an ephemeral container
 // named name through the subresource, without waiting for either to run:
@@ -204,8 +221,8 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 				// the field is not persisted.
 				Expect(persisted(&got.Spec.EphemeralContainers[0])).To(BeFalse(),
 					"the server accepted and persisted %s on an ephemeral container: %s", field, mustJSON(got.Spec.EphemeralContainers[0]))
-				Expect(serverMinor()).To(BeNumerically("<", strippableBefore[field]),
-					"server %s accepted %s on an ephemeral container without persisting it; no feature gate of this release lets it drop the field, so it must reject it (%s)", env.ServerVersion, field, kube.Cite(env.ServerVersion, "", "pkg/features/kube_features.go"))
+				Expect(strippable(field, serverMinor())).To(BeTrue(),
+					"server %s accepted %s on an ephemeral container without persisting it; no feature gate of this release lets it drop the field, so it must reject it (%s and pkg/api/pod/util.go)", env.ServerVersion, field, kube.Cite(env.ServerVersion, "", "pkg/features/kube_features.go"))
 				AddReportEntry("outcome", field+": accepted but not persisted (stripped)", ReportEntryVisibilityAlways)
 				return
 			}
