@@ -23,7 +23,7 @@ SKEW_TOPOLOGY ?= skew
 RUNTIME_CLASS ?=
 CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
-.PHONY: windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew
+.PHONY: windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
@@ -33,15 +33,33 @@ CLUSTER_FLAGS ?=
 conformance:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)" hack/conformance.sh
 
+LABELS ?=
+CLUSTER_NAME ?=
+
+## api-releases: the API server's specs (label api-release) against a single-node cluster of each release of
+## kind/nodeimage/versions.yaml's apiServers (RELEASES="v1.35.8 v1.36.4" for some), one cluster each, past failures;
+## reports in $(REPORT_DIR)/api-releases/<release>, outcomes and times in $(REPORT_DIR)/api-releases/api-releases.md
+## (LOCK=/tmp/ectest-heavy.lock wraps each build and run in flock on a shared machine)
+RELEASES ?=
+api-releases:
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) RELEASES="$(RELEASES)" LABELS="$(if $(LABELS),$(LABELS),api-release)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/api-releases.sh
+
+## api-release: the same for one release, K8S (a matrix cell): make api-release K8S=v1.35.8
+K8S ?=
+api-release:
+	@test -n "$(K8S)" || { echo "ectest: make api-release needs K8S=vX.Y.Z (one of kind/nodeimage/versions.yaml's apiServers)" >&2; exit 2; }
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) RELEASES="$(K8S)" LABELS="$(if $(LABELS),$(LABELS),api-release)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/api-releases.sh
+
 ## conformance-cri: only the CRI suite (no cluster), reports in $(REPORT_DIR)/cri. Compiled into a private
 ## folder, so that several runs (make matrix's cells) can run side by side; exits with the run's code
 conformance-cri:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) hack/suite.sh cri $(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)
 
 ## conformance-cluster: only the cluster suite, reports in $(REPORT_DIR)/cluster, against the default kind cluster
-## (made and removed; CLUSTER_FLAGS=-cluster-name=NAME for another, -kubeconfig=FILE for yours)
+## (made and removed; CLUSTER_NAME=NAME for another, CLUSTER_FLAGS=-kubeconfig=FILE for yours) of KUBERNETES_VERSION;
+## LABELS selects specs (a Ginkgo label filter). Example: make conformance-cluster KUBERNETES_VERSION=v1.35.8 LABELS=api-release
 conformance-cluster:
-	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) hack/suite.sh cluster $(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) LABELS="$(LABELS)" hack/suite.sh cluster $(CLUSTER_SUITE_FLAGS) $(if $(CLUSTER_NAME),-cluster-name=$(CLUSTER_NAME)) $(CLUSTER_FLAGS)
 
 ## matrix: every cell of hack/matrix.yaml (the CRI suite per embedded runtime, the cluster suite per cluster), past
 ## failures, cells side by side where they do not conflict; reports per cell in $(REPORT_DIR)/matrix/cells/<cell>,

@@ -30,6 +30,7 @@ var labels = map[string]string{
 	"network-only": "specs that hold on Windows too (network-only debugging)",
 	"windows":      "Windows-specific specs",
 	"benchmark":    "measurements with gmeasure; not run unless selected",
+	"api-release":  "the API server's specs (API, RBAC, admission, audit, kubectl debug, SKEW-2's client side) that run against a single-node cluster of each release of versions.yaml's apiServers (make api-releases)",
 }
 
 // The label names, for specs to use.
@@ -50,6 +51,7 @@ const (
 	LabelNetworkOnly = "network-only"
 	LabelWindows     = "windows"
 	LabelBenchmark   = "benchmark"
+	LabelAPIRelease  = "api-release"
 )
 
 func init() {

@@ -53,10 +53,10 @@ var DefaultTimeouts = Timeouts{
 	EnvironmentProbe: 5 * time.Second,
 }
 
-// The kubelet's restart timing, as Kubernetes v1.36.3 sets it
-// (k8s.io/kubernetes pkg/kubelet/kubelet.go and
-// pkg/kubelet/status/status_manager.go), from which NeverRestartedWindow
-// follows.
+// The kubelet's restart timing (k8s.io/kubernetes pkg/kubelet/kubelet.go
+// and pkg/kubelet/status/status_manager.go), the same in every release the
+// suite runs (read at v1.33.13, v1.34.10, v1.35.8, v1.36.4 and v1.37.1,
+// kind/nodeimage/versions.yaml), from which NeverRestartedWindow follows.
 const (
 	// KubeletInitialCrashLoopBackOff is initialCrashLoopBackOff, the first
 	// back-off before restarting an exited container. newCrashLoopBackOff

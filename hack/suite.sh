@@ -6,7 +6,7 @@
 # other's binary; these do not. Exit codes as the README's table: bad input
 # (exit 2) is caught by a dry run before anything starts, and the run's own
 # outcome ends the output (ginkgo -p exits 0 or 1 itself).
-#   hack/suite.sh cri|cluster [suite flags]
+#   [LABELS=filter] hack/suite.sh cri|cluster [suite flags]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 suite=${1:?usage: hack/suite.sh cri|cluster [suite flags]}
@@ -20,11 +20,13 @@ trap 'rm -rf "$bin"' EXIT
 $go test -c -o "$bin/$suite.test" "./suites/$suite" || exit 3
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
 $go build -o "$bin/ectest-report" ./framework/report/ectest-report || exit 3
-"$bin/$suite.test" -report-dir="$report" "$@" -ginkgo.dry-run -ginkgo.no-color > /dev/null || exit $?
+labels=()
+[ -n "${LABELS:-}" ] && labels=(--label-filter="$LABELS")
+"$bin/$suite.test" -report-dir="$report" "$@" ${LABELS:+-ginkgo.label-filter="$LABELS"} -ginkgo.dry-run -ginkgo.no-color > /dev/null || exit $?
 mkdir -p "$report"
 rm -f "$report/summary.json"
 echo "ectest: $suite suite (reports in $report)"
 color=()
 [ -t 1 ] || color=(--no-color) # a log file (make matrix's cell.log), read in a browser
-"$bin/ginkgo" -p --procs="$procs" "${color[@]}" "$bin/$suite.test" -- -report-dir="$report" "$@"
+"$bin/ginkgo" -p --procs="$procs" "${color[@]}" "${labels[@]}" "$bin/$suite.test" -- -report-dir="$report" "$@"
 "$bin/ectest-report" -outcome "$report"

@@ -57,6 +57,9 @@ type ClusterEnvironment struct {
 	// kubelet is the API server's release, so the cluster layer judges
 	// that kubelet only.
 	DefaultNode string `json:"defaultNode,omitempty"`
+	// EphemeralAPI is how the server serves pods/ephemeralcontainers, as its
+	// discovery says (SKEW-2).
+	EphemeralAPI kube.EphemeralAPI `json:"ephemeralAPI"`
 }
 
 // KubeletNode is a node of a version-skew cluster.
@@ -175,6 +178,12 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, fmt.Errorf("cluster at %s does not answer: %w", h.Env.Kubeconfig, err)
 	}
 	h.Env.ServerVersion = v.GitVersion
+	if h.Env.EphemeralAPI, err = kube.DiscoverEphemeralAPI(client.Discovery()); err != nil {
+		return h, fmt.Errorf("cluster at %s: %w", h.Env.Kubeconfig, err)
+	}
+	if why := h.Env.EphemeralAPI.Unsupported(); why != "" {
+		logf("cluster %s: %s", h.Env.ServerVersion, why)
+	}
 	// The cluster's own nodes: not the Node objects the suite's specs
 	// register for themselves (labelled with their run; WIN-4's Windows
 	// node), which a run cut short by SIGKILL may have left.

@@ -30,7 +30,7 @@ func compliant(ec *corev1.EphemeralContainer) {
 	ec.SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
 }
 
-var _ = Describe("Pod Security admission of ephemeral containers", framework.Label(framework.LabelCluster, framework.LabelSecurity), func() {
+var _ = Describe("Pod Security admission of ephemeral containers", framework.Label(framework.LabelCluster, framework.LabelSecurity, framework.LabelAPIRelease), func() {
 	// Each entry: the namespace's enforced level, the ephemeral container,
 	// and whether admission must let it in; a rejection must name the
 	// ephemeral container and the Pod Security check it violates.
@@ -47,7 +47,7 @@ var _ = Describe("Pod Security admission of ephemeral containers", framework.Lab
 				Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
 				return
 			}
-			Expect(kube.Rejection(err)).To(ContainSubstring(fmt.Sprintf("violates PodSecurity %q", level+":latest")), "want the Pod Security admission message")
+			Expect(kube.Rejection(err)).To(ContainSubstring(fmt.Sprintf("violates PodSecurity %q", level+":latest")), "want the Pod Security admission message (%s)", kube.Cite(env.ServerVersion, "k8s.io/pod-security-admission", "admission/admission.go"))
 			Expect(kube.Rejection(err)).To(ContainSubstring(`container "debugger"`), "the message must name the ephemeral container")
 			for _, v := range violates {
 				Expect(kube.Rejection(err)).To(ContainSubstring(v), "the message must name the violated check")
@@ -79,8 +79,10 @@ var _ = Describe("Pod Security admission of ephemeral containers", framework.Lab
 	)
 
 	// What Pod Security admission decides when an ephemeral container is
-	// added (k8s.io/pod-security-admission@v0.36.3 admission/admission.go,
-	// the code the v1.36.3 API server's PodSecurity plugin delegates to):
+	// added (k8s.io/pod-security-admission admission/admission.go, the code
+	// the API server's PodSecurity plugin delegates to; byte-identical in
+	// every release the suite read, v0.33.13 to v0.37.1, and cited for the
+	// server under test):
 	// ValidatePod evaluates the ephemeralcontainers subresource (it is not
 	// among the ignored pod subresources), isSignificantPodUpdate counts an
 	// added ephemeral container as significant, and EvaluatePod then checks
@@ -131,7 +133,7 @@ var _ = Describe("Pod Security admission of ephemeral containers", framework.Lab
 			Expect(se.ErrStatus.Code).To(BeEquivalentTo(http.StatusForbidden), kube.Rejection(err))
 			Expect(se.ErrStatus.Reason).To(Equal(metav1.StatusReasonForbidden), kube.Rejection(err))
 			Expect(se.ErrStatus.Message).To(Equal(fmt.Sprintf(`pods %q is forbidden: violates PodSecurity "baseline:latest": %s`, pod.Name, hostPathVolumes)),
-				"want exactly Pod Security's verdict on the whole pod: its hostPath volume, not the ephemeral container")
+				"want exactly Pod Security's verdict on the whole pod: its hostPath volume, not the ephemeral container (%s)", kube.Cite(env.ServerVersion, "k8s.io/pod-security-admission", "admission/admission.go"))
 			got, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(ephemeralNames(got)).To(BeEmpty(), "the refused ephemeral container was added")

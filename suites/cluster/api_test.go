@@ -35,12 +35,34 @@ func getSubresource(ctx context.Context, f *kube.Framework, name string) (*corev
 	return &p, err
 }
 
-// strippableBefore names the disallowed fields that a server drops instead
-// of rejecting when the field's feature gate is off, with the first minor
-// release whose gate is locked on: InPlacePodVerticalScaling (resizePolicy)
-// went GA in 1.35, SidecarContainers (restartPolicy) in 1.33. Every other
-// disallowed field must be rejected by every server.
-var strippableBefore = map[string]int{"resizePolicy": 35, "restartPolicy": 33}
+// strippable says whether a server of this minor release may drop a
+// disallowed field instead of rejecting it, because the field's feature gate
+// can be off there and the release's pkg/api/pod/util.go then clears it on
+// ephemeral containers before validation (read at every release of
+// framework/kube/releases.go):
+//   - resizePolicy: InPlacePodVerticalScaling is beta (on by default, can be
+//     turned off) in v1.33.13 and v1.34.10, GA locked on from v1.35.8;
+//   - restartPolicy: ContainerRestartRules arrives alpha (off) in v1.34.10 and
+//     is beta (on by default, can be turned off) from v1.35.8 to v1.37.1;
+//     with it off, dropContainerRestartRules clears RestartPolicy and
+//     RestartPolicyRules of every ephemeral container (v1.34.10
+//     pkg/api/pod/util.go). v1.33.13 has no such drop (SidecarContainers,
+//     GA locked on, clears only init containers' restartPolicy), so it must
+//     reject. A v1.34.10 cluster with default gates strips it: observed.
+//
+// On a server with the gate on, validateFieldAllowList rejects both (neither
+// is in allowedEphemeralContainerFields of pkg/apis/core/validation/
+// validation.go, v1.33.13 to v1.37.1). Every other disallowed field must be
+// rejected by every server.
+func strippable(field string, minor int) bool {
+	switch field {
+	case "resizePolicy":
+		return minor < 35
+	case "restartPolicy":
+		return minor >= 34
+	}
+	return false
+}
 
 // podWithEphemeral creates the target pod and adds an ephemeral container
 // named name through the subresource, without waiting for either to run:
@@ -68,7 +90,7 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(framework.LabelCluster, framework.LabelValidation), func() {
+var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(framework.LabelCluster, framework.LabelValidation, framework.LabelAPIRelease), func() {
 	DescribeTable("adds an ephemeral container, which GET on the subresource and on the pod then show [API-1]",
 		func(ctx SpecContext, method string) {
 			f := newFramework(ctx)
@@ -199,12 +221,12 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 				// the field is not persisted.
 				Expect(persisted(&got.Spec.EphemeralContainers[0])).To(BeFalse(),
 					"the server accepted and persisted %s on an ephemeral container: %s", field, mustJSON(got.Spec.EphemeralContainers[0]))
-				Expect(serverMinor()).To(BeNumerically("<", strippableBefore[field]),
-					"server %s accepted %s on an ephemeral container without persisting it; no feature gate of this release lets it drop the field, so it must reject it", env.ServerVersion, field)
+				Expect(strippable(field, serverMinor())).To(BeTrue(),
+					"server %s accepted %s on an ephemeral container without persisting it; no feature gate of this release lets it drop the field, so it must reject it (%s and pkg/api/pod/util.go)", env.ServerVersion, field, kube.Cite(env.ServerVersion, "", "pkg/features/kube_features.go"))
 				AddReportEntry("outcome", field+": accepted but not persisted (stripped)", ReportEntryVisibilityAlways)
 				return
 			}
-			Expect(kube.HasCause(err, field, "")).To(BeTrue(), "want a field error on %s, got %s", field, kube.Rejection(err))
+			Expect(kube.HasCause(err, field, "")).To(BeTrue(), "want a field error on %s (%s, validateEphemeralContainers), got %s", field, kube.Cite(env.ServerVersion, "", "pkg/apis/core/validation/validation.go"), kube.Rejection(err))
 			AddReportEntry("outcome", field+": rejected: "+kube.Rejection(err), ReportEntryVisibilityAlways)
 		},
 		Entry("ports", "ports", func(c *corev1.EphemeralContainer) { c.Ports = []corev1.ContainerPort{{ContainerPort: 80}} },
@@ -306,9 +328,17 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 		Expect(kube.Rejection(err)).To(ContainSubstring(`"EphemeralContainers"`), "the error must name the kind the server no longer takes")
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
+	// metadata.generation of pods is set on create and bumped on every spec
+	// change, the ephemeralcontainers subresource's included, from
+	// Kubernetes 1.33 on, whatever the PodObservedGenerationTracking gate
+	// says (it governs status.observedGeneration only; alpha, off, in
+	// 1.33): pkg/registry/core/pod/strategy.go, PrepareForCreate and
+	// podEphemeralContainersStrategy.PrepareForUpdate calling
+	// updatePodGeneration, in every release from v1.33.13 to v1.37.1; v1.32.5
+	// has neither.
 	It("adding an ephemeral container bumps the pod's generation [API-11]", func(ctx SpecContext) {
-		if v := serverMinor(); v < 34 {
-			Skip(fmt.Sprintf("server %s: pods' metadata.generation is tracked from Kubernetes 1.34 (PodObservedGenerationTracking on by default)", env.ServerVersion))
+		if v := serverMinor(); v < 33 {
+			Skip(fmt.Sprintf("server %s: pods' metadata.generation is maintained from Kubernetes 1.33 (pkg/registry/core/pod/strategy.go, updatePodGeneration)", env.ServerVersion))
 		}
 		f := newFramework(ctx)
 		pod, err := f.CreatePod(ctx, targetPod(f))
@@ -316,6 +346,6 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 		got, err := f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", ""))
 		Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
 		AddReportEntry("generation", fmt.Sprintf("%d -> %d on server %s", pod.Generation, got.Generation, env.ServerVersion), ReportEntryVisibilityAlways)
-		Expect(got.Generation).To(BeNumerically(">", pod.Generation), "server %s did not bump metadata.generation", env.ServerVersion)
+		Expect(got.Generation).To(BeNumerically(">", pod.Generation), "server %s did not bump metadata.generation (%s, updatePodGeneration)", env.ServerVersion, kube.Cite(env.ServerVersion, "", "pkg/registry/core/pod/strategy.go"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })

@@ -25,7 +25,7 @@ type auditEvent struct {
 	ResponseStatus struct{ Code int } `json:"responseStatus"`
 }
 
-var _ = Describe("Auditing of the subresource", framework.Label(framework.LabelCluster, framework.LabelSecurity), func() {
+var _ = Describe("Auditing of the subresource", framework.Label(framework.LabelCluster, framework.LabelSecurity, framework.LabelAPIRelease), func() {
 	It("update and patch calls to pods/ephemeralcontainers are in the audit log with the requesting user and the answer [SEC-4]", func(ctx SpecContext) {
 		if env.AuditLog == "" {
 			Skip("the audit log of a cluster given by -kubeconfig is not readable by the suite")

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framework.LabelStory), func() {
+var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framework.LabelStory, framework.LabelAPIRelease), func() {
 	// kubectl runs kubectl; with tty it runs under util-linux script, which
 	// gives it a real pseudo-terminal as a person's shell would.
 	kubectl := func(ctx SpecContext, f *kube.Framework, stdin string, tty bool, args ...string) (string, error) {

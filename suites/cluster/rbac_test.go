@@ -169,7 +169,7 @@ func allows(rules []rbacv1.PolicyRule, resource, verb string) []rbacv1.PolicyRul
 	return out
 }
 
-var _ = Describe("RBAC on pods/ephemeralcontainers", framework.Label(framework.LabelCluster, framework.LabelSecurity), func() {
+var _ = Describe("RBAC on pods/ephemeralcontainers", framework.Label(framework.LabelCluster, framework.LabelSecurity, framework.LabelAPIRelease), func() {
 	// Each method is tried on its own, the refused ones first so that
 	// "nothing was added" is checked on a pod without ephemeral containers.
 	DescribeTable("a subject adds an ephemeral container only with the verb it has on the subresource: update for PUT, patch for PATCH, each alone [SEC-1]",
@@ -214,9 +214,11 @@ var _ = Describe("RBAC on pods/ephemeralcontainers", framework.Label(framework.L
 		Entry("get on the subresource only: both forbidden", rbacv1.UserKind, []rbacv1.PolicyRule{rule("pods", "get"), rule("pods/ephemeralcontainers", "get")}, SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
 
-	// The upstream fact, from Kubernetes v1.36.3's bootstrap policy
-	// (k8s.io/kubernetes@v1.36.3 plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go):
-	// "admin" and "edit" have no rules of their own, only aggregation rules
+	// The upstream fact, from the bootstrap policy of every release the
+	// suite read (k8s.io/kubernetes plugin/pkg/auth/authorizer/rbac/
+	// bootstrappolicy/policy.go at v1.33.13, v1.34.10, v1.35.8, v1.36.4 and
+	// v1.37.1; framework/kube/releases.go; the spec cites the one of the
+	// server under test): "admin" and "edit" have no rules of their own, only aggregation rules
 	// (aggregate-to-admin, aggregate-to-edit; edit is itself aggregated into
 	// admin). What edit gets is system:aggregate-to-edit's editRules(): the
 	// write verbs on pods, pods/attach, pods/exec, pods/portforward and
@@ -226,11 +228,15 @@ var _ = Describe("RBAC on pods/ephemeralcontainers", framework.Label(framework.L
 	// ephemeral container bypasses admission policies written before the
 	// subresource existed, so proposals to grant it to edit/admin were
 	// declined (kubernetes/kubernetes PRs 109332, 121217 and 131114).
-	// The spec reads the aggregated roles as the server serves them; the
+	// editRules changed between those releases (events in a rule of their
+	// own from 1.35; gated scheduling and eviction-request resources from
+	// 1.36 and 1.37), never to add the subresource. The spec reads the aggregated roles as the server serves them; the
 	// write rules on pods it also checks show the aggregation was read.
-	DescribeTable("the aggregated edit and admin ClusterRoles leave pods/ephemeralcontainers out, as Kubernetes v1.36.3's bootstrap policy does, and a subject bound to one adds no ephemeral container by either method [SEC-1]",
+	DescribeTable("the aggregated edit and admin ClusterRoles leave pods/ephemeralcontainers out, as the bootstrap policy of the server's release does, and a subject bound to one adds no ephemeral container by either method [SEC-1]",
 		func(ctx SpecContext, clusterRole string) {
 			f := newFramework(ctx)
+			policy := kube.Cite(env.ServerVersion, "", "plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go")
+			AddReportEntry("bootstrap policy", policy, ReportEntryVisibilityAlways)
 			role, err := f.Client.RbacV1().ClusterRoles().Get(ctx, clusterRole, metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(role.AggregationRule).NotTo(BeNil(), "the built-in %s ClusterRole is aggregated", clusterRole)
@@ -240,7 +246,7 @@ var _ = Describe("RBAC on pods/ephemeralcontainers", framework.Label(framework.L
 			Expect(allows(role.Rules, "pods/exec", "create")).NotTo(BeEmpty(), "the bootstrap policy gives %s create on pods/exec", clusterRole)
 			for _, verb := range []string{"update", "patch"} {
 				Expect(allows(role.Rules, "pods/ephemeralcontainers", verb)).To(BeEmpty(),
-					"ClusterRole %s grants %s on pods/ephemeralcontainers; upstream's bootstrap policy leaves the subresource out (a ClusterRole labelled rbac.authorization.k8s.io/aggregate-to-%s adds it?)", clusterRole, verb, clusterRole)
+					"ClusterRole %s grants %s on pods/ephemeralcontainers; the bootstrap policy of server %s leaves the subresource out (%s; a ClusterRole labelled rbac.authorization.k8s.io/aggregate-to-%s adds it?)", clusterRole, verb, env.ServerVersion, policy, clusterRole)
 			}
 			pod, err := f.CreatePod(ctx, targetPod(f))
 			Expect(err).NotTo(HaveOccurred())
