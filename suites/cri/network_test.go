@@ -141,9 +141,10 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 			if isLink(links["debug"]) && isLink(links["target"]) && links["debug"] != links["target"] {
 				problems = append(problems, "the debug container's IPC namespace is not the target's (by inode)")
 			}
-			if isLink(links["debug"]) && links["debug"] == links["outsider"] {
-				problems = append(problems, "the container of another sandbox is in the same IPC namespace (by inode)")
-			}
+			// An equal link in another sandbox is no deviation by itself: a
+			// runtime that gives each sandbox a kernel of its own (gVisor)
+			// numbers namespaces per kernel. On one kernel, equal links
+			// would show in the segment check above.
 			if local && links["debug"] == host {
 				problems = append(problems, "the sandbox's IPC namespace is the host's ("+host+")")
 			}

@@ -1,8 +1,15 @@
 package cri_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
 
+	"github.com/ectest/ectest/fixtures/programs/helper"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
@@ -12,7 +19,14 @@ import (
 )
 
 var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framework.LabelLinuxOnly), func() {
-	DescribeTable("a sandbox with NODE mode is in the host's namespace, and so is a debug container in it [CRI-5] [WIN-1]",
+	// Whether a namespace is the host's is judged by what the debug
+	// container can reach of the host's: a TCP server the suite opens on
+	// the host's loopback (network), a SysV shared memory segment the suite
+	// makes in the host's IPC namespace (IPC). The namespace links are
+	// evidence only: a runtime that gives each sandbox a kernel of its own
+	// (gVisor's Sentry) numbers namespaces in that kernel, so a link unlike
+	// the host's says nothing there, while the host's objects do.
+	DescribeTable("a sandbox with NODE mode is in the host's namespace, and so is a debug container in it: it reaches the host's own objects [CRI-5] [WIN-1]",
 		func(ctx SpecContext, n capability.Name, kind string, opts cri.SandboxOptions) {
 			if windowsBranch(ctx, n) {
 				return
@@ -22,20 +36,50 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 			if !ok {
 				Skip("the runtime is not on this machine: whether a namespace is the host's is not decidable remotely")
 			}
+			if kind == "ipc" {
+				f.RequireDebugHelper()
+			}
 			sb, err := f.TryRunSandbox(ctx, opts)
 			if err != nil {
 				f.Checker.Record(cri.RefusalObservation(n, false, err))
 				return
 			}
-			obs := capability.Observation{Capability: n}
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
 			link, err := f.NamespaceLink(ctx, dbg, kind)
-			Expect(err).NotTo(HaveOccurred())
-			obs.Evidence = fmt.Sprintf("the debug container's %s namespace %s; the host's %s", kind, link, host)
-			if link == host {
-				obs.Outcome, obs.Observed = capability.Works, "host namespace"
+			if err != nil {
+				link = "unreadable: " + err.Error()
+			}
+			kernels := sameKernel(ctx, f, dbg)
+			want := f.TargetToken("host")
+			var reached bool
+			var what, evidence string
+			switch kind {
+			case "net":
+				srv := hostLoopbackServer(want)
+				DeferCleanup(srv.Close)
+				url := "http://" + srv.Listener.Addr().String() + "/"
+				r, err := f.Exec(ctx, dbg, f.Tools.HTTPGet(url)...)
+				Expect(err).NotTo(HaveOccurred())
+				if r.ExitCode == 127 {
+					Skip("the debug image has no wget to reach the host's loopback with:\n" + r.String())
+				}
+				reached = r.ExitCode == 0 && strings.TrimSpace(r.Stdout) == want
+				what, evidence = "a server on the host's loopback ("+url+")", r.String()
+			case "ipc":
+				key := shmKey(f.Token, 0x3c7f0000)
+				Expect(helper.CreateShm(key, want)).To(Succeed(), "making a SysV segment in the host's IPC namespace (the suite's environment)")
+				DeferCleanup(func() { _ = helper.RemoveShm(key) })
+				res, r, err := f.Helper(ctx, dbg, helper.ModeShmFind, key)
+				Expect(err).NotTo(HaveOccurred())
+				reached = res.OK() && res.Content == want
+				what, evidence = fmt.Sprintf("the host's SysV shared memory segment key %d", key), r.String()
+			}
+			obs := capability.Observation{Capability: n,
+				Evidence: fmt.Sprintf("the suite made %s holding %q; in the debug container:\n%s\nnamespace links: the debug container's %s, the host's %s (%s)", what, want, evidence, link, host, kernels)}
+			if reached {
+				obs.Outcome, obs.Observed = capability.Works, "host namespace: reaches "+what
 			} else {
-				obs.Outcome, obs.Observed = capability.Deviated, "a namespace of its own, not the host's"
+				obs.Outcome, obs.Observed = capability.Deviated, "a namespace of its own, not the host's: does not reach "+what
 			}
 			f.Checker.Record(obs)
 		},
@@ -60,3 +104,37 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 				cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID}, target)
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+// hostLoopbackServer answers every request with body, on the host's
+// loopback (127.0.0.1, a port of its own).
+func hostLoopbackServer(body string) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(body))
+	}))
+}
+
+// shmKey is a SysV key of the spec's own (from its token) above base.
+func shmKey(token string, base int) int {
+	n, err := strconv.ParseUint(token[:4], 16, 16)
+	Expect(err).NotTo(HaveOccurred())
+	return base + int(n)
+}
+
+// sameKernel says, for the evidence, whether the container runs on the
+// host's kernel (the same boot_id): only then are namespace links of the
+// two comparable.
+func sameKernel(ctx context.Context, f *cri.Framework, c *cri.Container) string {
+	const bootID = "/proc/sys/kernel/random/boot_id"
+	h, err := os.ReadFile(bootID)
+	if err != nil {
+		return "the host's boot_id unreadable"
+	}
+	r, err := f.Exec(ctx, c, "cat", bootID)
+	if err != nil || r.ExitCode != 0 {
+		return "the container's boot_id unreadable"
+	}
+	if strings.TrimSpace(r.Stdout) == strings.TrimSpace(string(h)) {
+		return "the host's kernel (same boot_id): the links are comparable"
+	}
+	return "a kernel of its own (boot_id " + strings.TrimSpace(r.Stdout) + "): the links are not comparable"
+}
