@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/fixtures/programs/helper"
 	"github.com/ectest/ectest/fixtures/programs/targetinfo"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
@@ -13,6 +15,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The namespaces a kubelet gives an ephemeral container besides PID: the
@@ -61,24 +64,51 @@ func netPod(ctx SpecContext, at placement) {
 	})
 }
 
-// ipcPod: the ephemeral container is in the pod's IPC namespace.
+// ipcPod: the ephemeral container is in the pod's IPC namespace, and a
+// container of another pod is not. The segment is looked up by key with the
+// helper (shmget), not in /proc/sysvipc/shm, which a sandboxed kernel
+// (gVisor) may not provide; the other pod is the negative control against
+// a node that puts every pod in one IPC namespace (the host's).
 func ipcPod(ctx SpecContext, at placement) {
 	f := at.framework(ctx, capability.IPCPod)
-	key := 0x3c7f0000 + int(f.Token[0])<<8 + int(f.Token[1])
+	if !images.Built(env.Images[images.Debug], images.Debug, env.Registry) {
+		Skip(fmt.Sprintf("the debug image %s is not the suite's own, so it has no %s to look up SysV shared memory with", env.Images[images.Debug], helper.Path))
+	}
+	n, err := strconv.ParseUint(f.Token[:4], 16, 16)
+	Expect(err).NotTo(HaveOccurred())
+	key := 0x3c7f0000 + int(n)
 	pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
 		p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("--shm-key=%d", key))
 	}))
 	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
-	observe(f, capability.IPCPod, "shared IPC namespace", func() {
-		shm, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/proc/sysvipc/shm")
-		Expect(err).NotTo(HaveOccurred())
-		var keys []string
-		for _, line := range strings.Split(shm, "\n") {
-			if fields := strings.Fields(line); len(fields) > 0 {
-				keys = append(keys, fields[0])
-			}
-		}
-		Expect(keys).To(ContainElement(strconv.Itoa(key)), "the target's SysV segment (key %d) in /proc/sysvipc/shm of the ephemeral container:\n%s", key, shm)
+	// Under a node that puts pods in the host's IPC namespace the segment
+	// would outlive the pod there.
+	DeferCleanup(func(ctx SpecContext) {
+		_, _, _ = f.Exec(ctx, pod.Name, "debugger", nil, false, helper.Path, helper.ModeShmRemove, strconv.Itoa(key))
+	}, NodeTimeout(f.Timeouts.Cleanup))
+	outsider := f.RunPod(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "outsider"},
+		// On the target's node: IPC namespaces are a node's.
+		Spec: corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: []corev1.Container{{
+			Name: "outsider", Image: env.Images[images.Debug],
+			Command: []string{"sh", "-c", "sleep 86400 & wait", f.DebugMarker("outsider")},
+		}}},
+	})
+	find := func(podName, container string) (helper.Result, string) {
+		out, stderr, err := f.Exec(ctx, podName, container, nil, false, helper.Path, helper.ModeShmFind, strconv.Itoa(key))
+		// The helper exits 1 when the kernel refuses (ENOENT): its answer
+		// is on stdout either way.
+		r, perr := helper.ParseResult(out)
+		Expect(perr).NotTo(HaveOccurred(), "%s in %s/%s: %v\n%s%s", helper.ModeShmFind, podName, container, err, out, stderr)
+		return r, strings.TrimSpace(out)
+	}
+	observe(f, capability.IPCPod, "shared IPC namespace: the target's segment found by key, not from another pod", func() {
+		inside, insideOut := find(pod.Name, "debugger")
+		outside, outsideOut := find(outsider.Name, "outsider")
+		Expect(inside.OK() && inside.Content == f.Token+"-target").To(BeTrue(),
+			"the ephemeral container does not find the target's SysV segment (key %d): %s", key, insideOut)
+		Expect(outside.Result).To(Equal("ENOENT"),
+			"a container of another pod finds the segment (key %d): pods share one IPC namespace: %s", key, outsideOut)
 	})
 }
 
