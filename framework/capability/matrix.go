@@ -68,6 +68,17 @@ type Cell struct {
 	ProfileMismatch bool `json:"profileMismatch,omitempty"`
 }
 
+// BlockedBy is what blocked a blocked cell of capability n: what its
+// observations name, else n's own dependency (DependsOn).
+func (c Cell) BlockedBy(n Name) Name {
+	for _, o := range c.Observations {
+		if o.Outcome == Blocked && o.BlockedBy != "" {
+			return o.BlockedBy
+		}
+	}
+	return DependsOn(n)
+}
+
 // Row is one capability across layers.
 type Row struct {
 	Capability Name           `json:"capability"`

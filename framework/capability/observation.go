@@ -48,6 +48,9 @@ type Observation struct {
 	// that moment (registry down, API server unreachable): it is then no
 	// verdict ("error"), and the run fails as a run.
 	EnvironmentError string `json:"environmentError,omitempty"`
+	// BlockedBy is, for a Blocked outcome, the capability that did not
+	// work ("" for the capability's own dependency, DependsOn).
+	BlockedBy Name `json:"blockedBy,omitempty"`
 	// Declared and Verdict are filled when the observation is judged.
 	Declared Support `json:"declared,omitempty"`
 	Verdict  Verdict `json:"verdict,omitempty"`

@@ -71,6 +71,12 @@ func (c *Checker) Record(o Observation) {
 	}
 	o.Declared = c.Declared[o.Capability]
 	o.Verdict, o.Reason = Judge(def, o.Declared, o.Outcome)
+	if o.Outcome == Blocked && o.BlockedBy == "" {
+		o.BlockedBy = DependsOn(o.Capability)
+	}
+	if o.Outcome == Blocked {
+		o.Reason = fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", o.BlockedBy)
+	}
 	if o.Verdict == Nonconformant && c.Environment != nil {
 		if err := c.Environment(); err != nil {
 			o.EnvironmentError = err.Error()
@@ -82,7 +88,7 @@ func (c *Checker) Record(o Observation) {
 	case VerdictError:
 		ginkgo.Fail(fmt.Sprintf("%s%s; %s was not judged (observed: %s)\n  evidence:\n%s", EnvironmentErrorPrefix, o.EnvironmentError, o.Capability, o.Observed, indent(o.Evidence, "    ")))
 	case VerdictBlocked:
-		ginkgo.Skip(fmt.Sprintf("%s is blocked by %s: %s", o.Capability, DependsOn(o.Capability), o.Observed))
+		ginkgo.Skip(fmt.Sprintf("%s is blocked by %s: %s", o.Capability, o.BlockedBy, o.Observed))
 	}
 	if o.Verdict == Nonconformant {
 		var b strings.Builder
@@ -96,6 +102,28 @@ func (c *Checker) Record(o Observation) {
 		}
 		ginkgo.Fail(b.String())
 	}
+}
+
+// Block records every capability the spec exercises as blocked by the
+// capability by, which the spec observes through and which did not work
+// (the cluster layer observes through exec: with exec broken, nothing else
+// can be checked), and skips the spec. The capability by itself is judged
+// by its own specs.
+func (c *Checker) Block(by Name, observed, evidence string) {
+	ginkgo.GinkgoHelper()
+	var blocked []Name
+	for _, n := range c.Exercises {
+		if n == by {
+			continue
+		}
+		o := Observation{Capability: n, Layer: c.Layer, Outcome: Blocked, BlockedBy: by, Observed: observed, Evidence: evidence, Declared: c.Declared[n]}
+		o.Requirements = c.requirements(MustLookup(n))
+		o.Verdict = VerdictBlocked
+		o.Reason = fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", by)
+		ginkgo.AddReportEntry(ReportEntryName, o, ginkgo.ReportEntryVisibilityNever)
+		blocked = append(blocked, n)
+	}
+	ginkgo.Skip(fmt.Sprintf("%v blocked by %s: %s", blocked, by, observed))
 }
 
 func (c *Checker) requirements(def Definition) []string {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -286,7 +287,33 @@ func (f *Framework) RunEphemeral(ctx context.Context, pod string, ec corev1.Ephe
 		}
 		f.Checker.Fail(fmt.Sprintf("add ephemeral container %s to pod %s: %s", ec.Name, pod, Rejection(err)))
 	}
-	return f.WaitEphemeralRunning(ctx, pod, ec.Name)
+	p := f.WaitEphemeralRunning(ctx, pod, ec.Name)
+	f.requireExec(ctx, pod, ec.Name)
+	return p
+}
+
+// requireExec checks the channel the cluster layer observes through: a
+// spec reads what an ephemeral container sees with exec through the API
+// server. Where exec into it does not work, the capabilities the spec
+// exercises cannot be checked: they are recorded as blocked by exec (exec's
+// own specs judge exec) and the spec skips, instead of each failing on its
+// first exec as if its own capability were broken. A spec exercising exec
+// itself, or no capability, is left to its own checks.
+func (f *Framework) requireExec(ctx context.Context, pod, container string) {
+	ginkgo.GinkgoHelper()
+	if len(f.Checker.Exercises) == 0 || slices.Contains(f.Checker.Exercises, capability.Exec) {
+		return
+	}
+	out, stderr, err := f.Exec(ctx, pod, container, nil, false, "true")
+	if err == nil {
+		return
+	}
+	if f.Checker.Environment != nil && f.Checker.Environment() != nil {
+		// The suite's own environment broke (Fail says so): no verdict.
+		f.Checker.Fail(fmt.Sprintf("exec into %s/%s: %v", pod, container, err))
+	}
+	f.Checker.Block(capability.Exec, "exec into the ephemeral container did not work, and the cluster layer observes through it",
+		fmt.Sprintf("exec %s/%s -- true: %v\n%s%s", pod, container, err, out, stderr))
 }
 
 // Logs returns a container's log through the API server.

@@ -159,7 +159,7 @@ func Markdown(m capability.Matrix) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |", row.Capability, strings.Join(reqs, " "), row.Declared)
 		for _, l := range m.Layers {
 			c := row.Layers[l]
-			v := verdictText(row.Capability, c.Verdict)
+			v := verdictText(row.Capability, c)
 			if c.Verdict == capability.Nonconformant || c.Verdict == capability.VerdictError || c.Verdict == capability.Unverified {
 				v = "**" + v + "**"
 			}
@@ -177,7 +177,7 @@ func Markdown(m capability.Matrix) string {
 			if len(c.Observations) == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "\n### %s (%s): %s\n\n", row.Capability, l, verdictText(row.Capability, c.Verdict))
+			fmt.Fprintf(&b, "\n### %s (%s): %s\n\n", row.Capability, l, verdictText(row.Capability, c))
 			for _, s := range c.Specs {
 				fmt.Fprintf(&b, "- spec (%s): %s\n", s.State, s.Name)
 			}
@@ -198,14 +198,14 @@ func Markdown(m capability.Matrix) string {
 
 // verdictText is a cell's verdict as reports print it: a blocked cell names
 // what blocked it.
-func verdictText(n capability.Name, v capability.Verdict) string {
-	switch v {
+func verdictText(n capability.Name, c capability.Cell) string {
+	switch c.Verdict {
 	case capability.VerdictBlocked:
-		return "blocked by " + string(capability.DependsOn(n))
+		return "blocked by " + string(c.BlockedBy(n))
 	case capability.OtherLayer:
 		return "judged at the " + string(capability.OnlyAt(n)) + " layer only"
 	}
-	return v.Text()
+	return c.Verdict.Text()
 }
 
 // Table renders the matrix for a terminal.
@@ -218,7 +218,7 @@ func Table(m capability.Matrix) string {
 		r := []string{string(row.Capability), string(row.Declared)}
 		for _, l := range m.Layers {
 			c := row.Layers[l]
-			r = append(r, truncate(strings.Join(c.Observed, "; "), 48), verdictText(row.Capability, c.Verdict))
+			r = append(r, truncate(strings.Join(c.Observed, "; "), 48), verdictText(row.Capability, c))
 		}
 		rows = append(rows, r)
 	}

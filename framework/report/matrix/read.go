@@ -234,7 +234,7 @@ func capabilityResult(n capability.Name, c capability.Cell, l capability.Layer, 
 	case capability.Unverified:
 		r.Status, r.Verdict = Unverified, "unverified"
 	case capability.VerdictBlocked:
-		r.Status, r.Verdict = Blocked, "blocked by "+string(capability.DependsOn(n))
+		r.Status, r.Verdict = Blocked, "blocked by "+string(c.BlockedBy(n))
 	case capability.VerdictProbed:
 		r.Status, r.Verdict = Probed, "probed (not judged)"
 	default:
