@@ -59,13 +59,17 @@ type reading struct {
 // unsupported on Linux (a conformance run then shows whether it works) and
 // not-applicable on Windows.
 func read(def capability.Definition, c capability.Cell, os string) reading {
-	var works, refused, deviated int
+	var works, refused, deviated, blocked int
 	for _, o := range c.Observations {
 		switch o.Outcome {
 		case capability.Works:
 			works++
 		case capability.Refused:
 			refused++
+		case capability.Blocked:
+			// Not an observation of the capability: what it is checked
+			// through did not work.
+			blocked++
 		default:
 			deviated++
 		}
@@ -79,6 +83,8 @@ func read(def capability.Definition, c capability.Cell, os string) reading {
 		r.status, r.why = "NOT AT THIS LAYER", fmt.Sprintf("judged at the %s layer only (the %s suite's specs)", capability.OnlyAt(def.Name), capability.OnlyAt(def.Name))
 	case len(c.Observations) == 0:
 		r.status, r.why = "NOT OBSERVED", "no spec of this run recorded it (filtered out, skipped, or failed before observing)"
+	case blocked == len(c.Observations):
+		r.status, r.why = "BLOCKED", fmt.Sprintf("not checked: every spec of it was blocked by %s, which did not work", c.BlockedBy(def.Name))
 	case deviated > 0:
 		r.status, r.why = "DEVIATED", capability.ProbeReading(capability.Deviated)
 	case refused > 0 && works > 0:
@@ -87,17 +93,20 @@ func read(def capability.Definition, c capability.Cell, os string) reading {
 		r.status, r.why = "refused", capability.ProbeReading(capability.Refused)
 	default:
 		r.status = "works"
+		if blocked > 0 {
+			r.why = fmt.Sprintf("%d other observations blocked by %s, which did not work", blocked, c.BlockedBy(def.Name))
+		}
 	}
 	switch {
 	case mandatory:
-		if r.status != "works" && r.status != "NOT OBSERVED" && r.status != "ERROR" && r.status != "NOT AT THIS LAYER" {
+		if r.status != "works" && r.status != "NOT OBSERVED" && r.status != "BLOCKED" && r.status != "ERROR" && r.status != "NOT AT THIS LAYER" {
 			r.status = "NONCONFORMANT"
 			r.why = fmt.Sprintf("every runtime on %s must support it (%s): it stays declared supported, and the run judged it nonconformant", os, strings.Join(def.Requirements, ", "))
 		} else if r.status != "works" {
 			r.why += fmt.Sprintf("; declared supported because every runtime on %s must support it", os)
 		}
 	case r.status == "works":
-	case len(c.Observations) == 0 || c.Verdict == capability.VerdictError:
+	case len(c.Observations) == 0 || r.status == "BLOCKED" || c.Verdict == capability.VerdictError:
 		r.support = capability.Unsupported
 		if os == "windows" {
 			r.support = capability.NotApplicable
@@ -147,7 +156,11 @@ func ObservedProfile(m capability.Matrix, layer capability.Layer) (Observed, err
 		out.Builtin = b.Name
 		for _, d := range capability.All() {
 			if got, want := p.Capabilities[d.Name], b.Capabilities[d.Name]; got != want {
-				out.Differences = append(out.Differences, fmt.Sprintf("%s %s (builtin: %s)", d.Name, got, want))
+				why := ""
+				if r := readings[d.Name]; r.status == "BLOCKED" || r.status == "NOT OBSERVED" {
+					why = ", " + strings.ToLower(r.status) + ": " + r.why
+				}
+				out.Differences = append(out.Differences, fmt.Sprintf("%s %s (builtin: %s%s)", d.Name, got, want, why))
 			}
 		}
 	}

@@ -144,3 +144,34 @@ func TestProbeProfileAndResolve(t *testing.T) {
 func ParseSupportFromProfile(s string) (*Profile, error) {
 	return Parse([]byte(full("linux", map[string]string{"proc-root-fs": s})), "t")
 }
+
+// A capability checked only through another one that did not work (gVisor:
+// proc-root-fs, ptrace-rules and story-ops through pid-target) is no
+// deviation of its own: worked where it could be checked, it is supported;
+// blocked in every spec, it was not observed.
+func TestBlockedObservationsAreNoDeviation(t *testing.T) {
+	rt := capability.RuntimeInfo{Name: "containerd", Version: "v2.4.2", APIVersion: "v1", OS: "linux", Handler: "runsc", OCIRuntime: "runsc"}
+	m := probeMatrix(rt,
+		capability.Observation{Capability: capability.ProcRootFS, Outcome: capability.Blocked, Observed: "pid-target did not work"},
+		capability.Observation{Capability: capability.ProcRootFS, Outcome: capability.Works, Observed: "target's marker file read"},
+		capability.Observation{Capability: capability.PtraceRules, Outcome: capability.Blocked, Observed: "pid-target did not work"},
+	)
+	o, err := ObservedProfile(m, capability.LayerCRI)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, o.YAML)
+	}
+	if got := o.Profile.Capabilities[capability.ProcRootFS]; got != capability.Supported {
+		t.Errorf("proc-root-fs: %s, want supported (worked where it could be checked)\n%s", got, o.YAML)
+	}
+	if got := o.Profile.Capabilities[capability.PtraceRules]; got != capability.Unsupported {
+		t.Errorf("ptrace-rules: %s, want unsupported until observed\n%s", got, o.YAML)
+	}
+	for _, s := range []string{"# works; observed:", "1 other observations blocked by pid-target", "# BLOCKED; observed:", "every spec of it was blocked by pid-target"} {
+		if !strings.Contains(string(o.YAML), s) {
+			t.Errorf("observed profile lacks %q:\n%s", s, o.YAML)
+		}
+	}
+	if strings.Contains(string(o.YAML), "DEVIATED") {
+		t.Errorf("a blocked observation read as a deviation:\n%s", o.YAML)
+	}
+}
