@@ -87,7 +87,7 @@ mutation-cluster:
 	REPORT_DIR=$(REPORT_DIR) LAYERS=cluster hack/mutation.sh
 
 ## runtimes: the CRI suite against every embedded runtime (containerd-1.6, containerd-1.7, containerd-2, containerd-2-crun, containerd-2-gvisor; RUNTIMES="a b" for some),
-## one table with the runtimes as columns in $(REPORT_DIR)/runtimes/runtimes.md
+## one table with the runtimes as columns in $(REPORT_DIR)/runtimes/runtimes.md; each runtime's verdicts are then checked against suites/selftest/expected/
 runtimes:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(ECTEST_FLAGS)" hack/runtimes.sh
 

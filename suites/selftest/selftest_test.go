@@ -39,6 +39,9 @@ func runs(t *testing.T) map[string]int {
 type expectation struct {
 	RuntimeName   string `json:"runtimeName"`
 	VersionPrefix string `json:"versionPrefix"`
+	// Handler is the runtime handler the sandboxes ran with (gVisor's
+	// "runsc"): "" matches any.
+	Handler string `json:"handler,omitempty"`
 	Profile       string `json:"profile"`
 	Verdicts      map[capability.Name]struct {
 		Verdict capability.Verdict `json:"verdict"`
@@ -66,12 +69,20 @@ func expectationFor(t *testing.T, rt capability.RuntimeInfo) expectation {
 				t.Fatalf("%s: %v", f, err)
 			}
 		}
-		if e.RuntimeName == rt.Name && strings.HasPrefix(rt.Version, e.VersionPrefix) {
+		if e.RuntimeName == rt.Name && strings.HasPrefix(rt.Version, e.VersionPrefix) && (e.Handler == "" || e.Handler == handler(rt)) {
 			return e
 		}
 	}
 	t.Fatalf("no expectation file in expected/ for runtime %s %s: the suite's verdicts for this runtime version are not stated", rt.Name, rt.Version)
 	return expectation{}
+}
+
+// handler is the run's runtime handler, "default" for the runtime's own.
+func handler(rt capability.RuntimeInfo) string {
+	if rt.Handler == "" {
+		return "default"
+	}
+	return rt.Handler
 }
 
 func TestVerdictsMatchExpectations(t *testing.T) {
