@@ -79,8 +79,26 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 }
 
 // selfTestMarker is what the fault-injecting CRI proxy (a self-test tool,
-// fixtures/criproxy) appends to the runtime version it reports.
-const selfTestMarker = "+ectest-criproxy:"
+// fixtures/criproxy) puts in the runtime version it reports, followed by
+// ':' or '.' and the fault: "2.4.2+ectest-criproxy.none", or
+// "2.4.2+unknown.ectest-criproxy.none" (semver build metadata, which a
+// kubelet keeps in the node's containerRuntimeVersion), or
+// "1.6.20+ectest-criproxy:none" (older reports).
+const selfTestMarker = "ectest-criproxy"
+
+// selfTestFault finds the marker in a runtime version and names the fault.
+func selfTestFault(version string) (string, bool) {
+	for rest := version; ; {
+		i := strings.Index(rest, selfTestMarker)
+		if i < 0 {
+			return "", false
+		}
+		rest = rest[i+len(selfTestMarker):]
+		if rest != "" && (rest[0] == ':' || rest[0] == '.') && i > 0 {
+			return rest[1:], true
+		}
+	}
+}
 
 // SelfTest names the fault when a matrix was made through the
 // fault-injecting CRI proxy: such a report is a self-test of the suite,
@@ -91,8 +109,8 @@ func SelfTest(m capability.Matrix) (fault string, ok bool) {
 		rts = append(rts, rt)
 	}
 	for _, rt := range rts {
-		if i := strings.Index(rt.Version, selfTestMarker); i >= 0 {
-			return rt.Version[i+len(selfTestMarker):], true
+		if fault, ok := selfTestFault(rt.Version); ok {
+			return fault, true
 		}
 	}
 	return "", false

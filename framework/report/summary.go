@@ -249,9 +249,9 @@ func (s Summary) outcome() framework.Outcome {
 	}
 	line := fmt.Sprintf("ectest: %s; %s; reports in %s/ (exit %d)", verdict, strings.Join(parts, "; "), dir, code)
 	for _, l := range s.Layers {
-		if i := strings.Index(l.Runtime.Version, selfTestMarker); i >= 0 {
+		if p, ok := selfTestFault(l.Runtime.Version); ok {
 			what := "through the fault-injecting CRI proxy"
-			if p := l.Runtime.Version[i+len(selfTestMarker):]; strings.HasPrefix(p, windowsPersonality) {
+			if strings.HasPrefix(p, windowsPersonality) {
 				what = fmt.Sprintf("through the CRI proxy's %s personality (Linux containerd playing containerd on Windows)", p)
 			}
 			line = "ectest: SELF-TEST " + what + ", not a conformance result: " + strings.TrimPrefix(line, "ectest: ")
