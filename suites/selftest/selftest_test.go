@@ -41,9 +41,9 @@ type expectation struct {
 	VersionPrefix string `json:"versionPrefix"`
 	// Handler is the runtime handler the sandboxes ran with (gVisor's
 	// "runsc"): "" matches any.
-	Handler string `json:"handler,omitempty"`
-	Profile       string `json:"profile"`
-	Verdicts      map[capability.Name]struct {
+	Handler  string `json:"handler,omitempty"`
+	Profile  string `json:"profile"`
+	Verdicts map[capability.Name]struct {
 		Verdict capability.Verdict `json:"verdict"`
 		Reason  string             `json:"reason"`
 	} `json:"verdicts"`
