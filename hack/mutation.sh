@@ -6,7 +6,8 @@
 # the cluster layer, each on a kind cluster of its own whose kubelet talks
 # to containerd through the proxy. A fault the suite does not report as the
 # nonconformance it declares fails this (exit 1). Reports in
-# $REPORT_DIR/mutation.
+# $REPORT_DIR/mutation. REJUDGE=1 runs nothing and judges the reports
+# there again (every layer's).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
@@ -14,6 +15,13 @@ out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/mutation")
 layers=${LAYERS:-cri}
 bin=$(mktemp -d /tmp/ectest-mutation-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
+if [ -n "${REJUDGE:-}" ]; then # run nothing: judge the reports in $out again
+  $go build -o "$bin/ectest-mutation" ./fixtures/criproxy/ectest-mutation || exit 3
+  "$bin/ectest-mutation" -rejudge -out="$out"
+  code=$?
+  sed -n '1,/^## Faults/p' "$out/mutation.md" 2>/dev/null | head -n -1
+  exit $code
+fi
 args=()
 case " $layers " in *" cri "*)
   $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
