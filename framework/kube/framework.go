@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
@@ -337,19 +338,64 @@ func (f *Framework) Attach(ctx context.Context, pod, container string, stdin io.
 }
 
 func (f *Framework) stream(ctx context.Context, u *url.URL, stdin io.Reader, tty bool) (string, string, error) {
+	var stdout, stderr bytes.Buffer
+	err := f.streamTo(ctx, u, stdin, tty, &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+func (f *Framework) streamTo(ctx context.Context, u *url.URL, stdin io.Reader, tty bool, stdout, stderr io.Writer) error {
 	exec, err := remotecommand.NewSPDYExecutor(f.Config, "POST", u)
 	if err != nil {
-		return "", "", err
+		return err
 	}
-	var stdout, stderr bytes.Buffer
-	opts := remotecommand.StreamOptions{Stdin: stdin, Stdout: &stdout, Tty: tty}
+	opts := remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Tty: tty}
 	if !tty {
-		opts.Stderr = &stderr
+		opts.Stderr = stderr
 	}
 	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.Exec)
 	defer cancel()
-	err = exec.StreamWithContext(cctx, opts)
-	return stdout.String(), stderr.String(), err
+	return exec.StreamWithContext(cctx, opts)
+}
+
+// AttachTo is Attach writing the container's output to stdout as it comes
+// (with a TTY, stderr is part of it), for a spec that answers what it sees.
+func (f *Framework) AttachTo(ctx context.Context, pod, container string, stdin io.Reader, tty bool, stdout, stderr io.Writer) error {
+	req := f.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(f.Namespace).Name(pod).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: container, Stdin: stdin != nil, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
+	return f.streamTo(ctx, req.URL(), stdin, tty, stdout, stderr)
+}
+
+// Watch is an io.Writer that keeps what it is written and closes Seen once
+// that contains Want.
+type Watch struct {
+	Want string
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	once sync.Once
+	seen chan struct{}
+}
+
+// NewWatch watches for want.
+func NewWatch(want string) *Watch { return &Watch{Want: want, seen: make(chan struct{})} }
+
+func (w *Watch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, _ := w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.Want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, nil
+}
+
+// Seen is closed once Want was written.
+func (w *Watch) Seen() <-chan struct{} { return w.seen }
+
+// String is everything written so far.
+func (w *Watch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // Impersonate returns a client acting as user with groups (RBAC specs).

@@ -49,7 +49,7 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 // lifecycleStatus: the ephemeral container's status moves through running
 // to terminated with its exit code; its early output is in its log.
 func lifecycleStatus(ctx SpecContext, at placement) {
-	f := at.framework(ctx)
+	f := at.framework(ctx, capability.Logs)
 	pod := f.RunPod(ctx, targetPod(f))
 	_, err := f.AddEphemeral(ctx, f.Client, pod.Name, exitingDebugger(f, "debugger", "echo before-attach-$((6*7)); sleep 3; exit 7"))
 	Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))
@@ -151,7 +151,7 @@ func lifecycleNeverRestarted(ctx SpecContext, at placement, policy corev1.Restar
 // lifecycleSideEffects: an ephemeral container's life changes neither the
 // pod's conditions nor its target.
 func lifecycleSideEffects(ctx SpecContext, at placement) {
-	f := at.framework(ctx)
+	f := at.framework(ctx, capability.NoSideEffects)
 	pod := f.RunPod(ctx, targetPod(f))
 	pod = f.WaitPod(ctx, pod.Name, "ready", func(p *corev1.Pod) bool { return conditionsSummary(p) == readySummary(p) })
 	before, beforeTarget := conditionsSummary(pod), targetSummary(pod)
@@ -176,7 +176,7 @@ func lifecycleSideEffects(ctx SpecContext, at placement) {
 // lifecyclePullAtDebugTime: the debug image is pulled when the ephemeral
 // container starts.
 func lifecyclePullAtDebugTime(ctx SpecContext, at placement) {
-	f := at.framework(ctx)
+	f := at.framework(ctx, capability.PullAtDebugTime)
 	pod := f.RunPod(ctx, targetPod(f))
 	ref, err := images.Variant(ctx, f.Images[images.Debug], "pull-"+f.Token, f.Token)
 	Expect(err).NotTo(HaveOccurred())

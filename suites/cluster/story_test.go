@@ -16,7 +16,7 @@ import (
 
 var _ = Describe("User stories on a cluster", framework.Label(framework.LabelCluster, framework.LabelStory), func() {
 	It("an operator debugs a distroless target: its files, tools it lacks, and a request from the pod's network to a service [STORY-OPS]", framework.Label(framework.LabelLinuxOnly), func(ctx SpecContext) {
-		f := newFramework(ctx)
+		f := newFramework(ctx, capability.StoryOps)
 		backend := f.RunPod(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "backend", Labels: map[string]string{"app": "backend-" + f.Token}},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{f.TargetContainer("backend", 8080)}},

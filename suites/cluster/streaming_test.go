@@ -3,9 +3,11 @@ package cluster_test
 import (
 	"io"
 	"strings"
+	"time"
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -22,7 +24,7 @@ var _ = Describe("Streaming into ephemeral containers through the API server", f
 
 // streamExec: exec into the ephemeral container through the API server.
 func streamExec(ctx SpecContext, at placement) {
-	f := at.framework(ctx)
+	f := at.framework(ctx, capability.Exec)
 	pod := f.RunPod(ctx, targetPod(f))
 	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
 	observe(f, capability.Exec, "exec through the API server works", func() {
@@ -35,23 +37,29 @@ func streamExec(ctx SpecContext, at placement) {
 // streamAttach: attach to the ephemeral container's shell with stdin and a
 // TTY through the API server.
 func streamAttach(ctx SpecContext, at placement) {
-	f := at.framework(ctx)
+	f := at.framework(ctx, capability.Attach)
 	pod := f.RunPod(ctx, targetPod(f))
 	ec := f.DebugContainer("debugger", "target")
 	ec.Command, ec.Stdin, ec.StdinOnce, ec.TTY = []string{"sh"}, true, true, true
 	f.RunEphemeral(ctx, pod.Name, ec)
-	// Keep stdin open until the shell answered: closing a TTY's stdin hangs it up.
+	// Keep stdin open until the shell answered on the attached stream
+	// itself (closing a TTY's stdin hangs it up), not in the log: attach
+	// is judged apart from logs.
 	r, w := io.Pipe()
+	out := kube.NewWatch("attach-42-" + f.Token)
 	go func() {
 		defer GinkgoRecover()
 		_, _ = io.WriteString(w, "echo attach-$((6*7))-"+f.Token+"\n")
-		Eventually(ctx, func() (string, error) { return f.Logs(ctx, pod.Name, "debugger") }).
-			WithTimeout(f.Timeouts.Exec).Should(ContainSubstring("attach-42-" + f.Token))
+		select {
+		case <-out.Seen():
+		case <-ctx.Done():
+		case <-time.After(f.Timeouts.Exec):
+		}
 		_ = w.Close()
 	}()
 	observe(f, capability.Attach, "interactive shell answered through the API server", func() {
-		out, _, err := f.Attach(ctx, pod.Name, "debugger", r, true)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(out).To(ContainSubstring("attach-42-" + f.Token))
+		err := f.AttachTo(ctx, pod.Name, "debugger", r, true, out, nil)
+		Expect(err).NotTo(HaveOccurred(), "attach; the shell wrote:\n%s", out.String())
+		Expect(out.String()).To(ContainSubstring("attach-42-" + f.Token))
 	})
 }
