@@ -273,6 +273,16 @@ var dependsOn = map[Name]Name{
 // DependsOn is the capability n can only be checked through ("" for none).
 func DependsOn(n Name) Name { return dependsOn[n] }
 
+// JudgeObservation judges o against what was declared for it (Judge); a
+// blocked observation names what blocked it, its own BlockedBy or else the
+// capability's dependency.
+func JudgeObservation(def Definition, o Observation) (Verdict, string) {
+	if o.Outcome == Blocked {
+		return VerdictBlocked, fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", o.Blocker())
+	}
+	return Judge(def, o.Declared, o.Outcome)
+}
+
 // Judge decides whether an outcome is conformant for what was declared.
 func Judge(def Definition, declared Support, outcome Outcome) (Verdict, string) {
 	if outcome == Blocked {

@@ -1,6 +1,9 @@
 package capability
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestJudge(t *testing.T) {
 	mode := MustLookup(PIDTarget)            // judged against the declaration
@@ -295,5 +298,24 @@ func TestExtraRequirements(t *testing.T) {
 	}
 	if got := (&Checker{}).requirements(MustLookup(Logs)); len(got) != 2 {
 		t.Errorf("no extras: %v", got)
+	}
+}
+
+// A capability blocked by what the spec observes through (exec at the
+// cluster layer) names that blocker, in the cell and in the reason.
+func TestBlockedByNamesTheBlocker(t *testing.T) {
+	m := Compute(RuntimeInfo{}, "p", map[Name]Support{NetPod: Supported, ProcRootFS: Supported}, []Layer{LayerCluster}, []SpecObservations{
+		{Spec: SpecRef{Name: "net", State: "skipped"}, Observations: []Observation{{Capability: NetPod, Layer: LayerCluster, Outcome: Blocked, BlockedBy: Exec}}},
+		{Spec: SpecRef{Name: "fs", State: "skipped"}, Observations: []Observation{{Capability: ProcRootFS, Layer: LayerCluster, Outcome: Blocked}}},
+	})
+	for _, r := range m.Rows {
+		c := r.Layers[LayerCluster]
+		want := map[Name]Name{NetPod: Exec, ProcRootFS: PIDTarget}[r.Capability]
+		if want == "" {
+			continue
+		}
+		if c.Verdict != VerdictBlocked || c.BlockedBy(r.Capability) != want || !strings.Contains(c.Observations[0].Reason, "blocked by "+string(want)+",") {
+			t.Errorf("%s: %s, blocked by %q, reason %q; want blocked by %s", r.Capability, c.Verdict, c.BlockedBy(r.Capability), c.Observations[0].Reason, want)
+		}
 	}
 }

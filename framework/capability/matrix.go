@@ -72,8 +72,8 @@ type Cell struct {
 // observations name, else n's own dependency (DependsOn).
 func (c Cell) BlockedBy(n Name) Name {
 	for _, o := range c.Observations {
-		if o.Outcome == Blocked && o.BlockedBy != "" {
-			return o.BlockedBy
+		if o.Outcome == Blocked {
+			return o.Blocker()
 		}
 	}
 	return DependsOn(n)
@@ -141,7 +141,7 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 				continue
 			}
 			o.Declared = declared[o.Capability]
-			o.Verdict, o.Reason = Judge(def, o.Declared, o.Outcome)
+			o.Verdict, o.Reason = JudgeObservation(def, o)
 			if o.EnvironmentError != "" {
 				o.Verdict, o.Reason = VerdictError, "the suite's environment broke: "+o.EnvironmentError
 			}

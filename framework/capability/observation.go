@@ -60,3 +60,12 @@ type Observation struct {
 // ReportEntryName is the Ginkgo report entry under which observations travel
 // from specs (on any parallel process) to the suite's report.
 const ReportEntryName = "ectest.observation"
+
+// Blocker is what blocked a Blocked observation: BlockedBy, or else the
+// capability's own dependency (DependsOn).
+func (o Observation) Blocker() Name {
+	if o.BlockedBy != "" {
+		return o.BlockedBy
+	}
+	return DependsOn(o.Capability)
+}

@@ -70,13 +70,7 @@ func (c *Checker) Record(o Observation) {
 		o.Requirements = c.requirements(def)
 	}
 	o.Declared = c.Declared[o.Capability]
-	o.Verdict, o.Reason = Judge(def, o.Declared, o.Outcome)
-	if o.Outcome == Blocked && o.BlockedBy == "" {
-		o.BlockedBy = DependsOn(o.Capability)
-	}
-	if o.Outcome == Blocked {
-		o.Reason = fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", o.BlockedBy)
-	}
+	o.Verdict, o.Reason = JudgeObservation(def, o)
 	if o.Verdict == Nonconformant && c.Environment != nil {
 		if err := c.Environment(); err != nil {
 			o.EnvironmentError = err.Error()
@@ -88,7 +82,7 @@ func (c *Checker) Record(o Observation) {
 	case VerdictError:
 		ginkgo.Fail(fmt.Sprintf("%s%s; %s was not judged (observed: %s)\n  evidence:\n%s", EnvironmentErrorPrefix, o.EnvironmentError, o.Capability, o.Observed, indent(o.Evidence, "    ")))
 	case VerdictBlocked:
-		ginkgo.Skip(fmt.Sprintf("%s is blocked by %s: %s", o.Capability, o.BlockedBy, o.Observed))
+		ginkgo.Skip(fmt.Sprintf("%s is blocked by %s: %s", o.Capability, o.Blocker(), o.Observed))
 	}
 	if o.Verdict == Nonconformant {
 		var b strings.Builder
@@ -116,10 +110,9 @@ func (c *Checker) Block(by Name, observed, evidence string) {
 		if n == by {
 			continue
 		}
-		o := Observation{Capability: n, Layer: c.Layer, Outcome: Blocked, BlockedBy: by, Observed: observed, Evidence: evidence, Declared: c.Declared[n]}
-		o.Requirements = c.requirements(MustLookup(n))
-		o.Verdict = VerdictBlocked
-		o.Reason = fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", by)
+		def := MustLookup(n)
+		o := Observation{Capability: n, Layer: c.Layer, Outcome: Blocked, BlockedBy: by, Observed: observed, Evidence: evidence, Declared: c.Declared[n], Requirements: c.requirements(def)}
+		o.Verdict, o.Reason = JudgeObservation(def, o)
 		ginkgo.AddReportEntry(ReportEntryName, o, ginkgo.ReportEntryVisibilityNever)
 		blocked = append(blocked, n)
 	}
