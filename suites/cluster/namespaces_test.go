@@ -74,9 +74,8 @@ func ipcPod(ctx SpecContext, at placement) {
 	if !images.Built(env.Images[images.Debug], images.Debug, env.Registry) {
 		Skip(fmt.Sprintf("the debug image %s is not the suite's own, so it has no %s to look up SysV shared memory with", env.Images[images.Debug], helper.Path))
 	}
-	n, err := strconv.ParseUint(f.Token[:4], 16, 16)
+	key, err := helper.KeyFor(f.Token, 0x3c7f0000)
 	Expect(err).NotTo(HaveOccurred())
-	key := 0x3c7f0000 + int(n)
 	pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
 		p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("--shm-key=%d", key))
 	}))

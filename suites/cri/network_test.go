@@ -2,7 +2,6 @@ package cri_test
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/programs/helper"
@@ -96,9 +95,7 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 			f := newFramework(capability.IPCPod)
 			f.RequireDebugHelper()
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
-			n, err := strconv.ParseUint(f.Token[:4], 16, 16)
-			Expect(err).NotTo(HaveOccurred())
-			key := 0x3c7e0000 + int(n)
+			key := shmKey(f.Token, 0x3c7e0000)
 			f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", ShmKey: key})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
 			// The segment, holding the target's token, exists once the target serves.

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/programs/helper"
@@ -115,9 +114,9 @@ func hostLoopbackServer(body string) *httptest.Server {
 
 // shmKey is a SysV key of the spec's own (from its token) above base.
 func shmKey(token string, base int) int {
-	n, err := strconv.ParseUint(token[:4], 16, 16)
+	key, err := helper.KeyFor(token, base)
 	Expect(err).NotTo(HaveOccurred())
-	return base + int(n)
+	return key
 }
 
 // sameKernel says, for the evidence, whether the container runs on the
