@@ -11,7 +11,9 @@
 # (api-release.log) and cell.tsv (release, exit code, node-image and run
 # seconds, last line). api-releases.md and times.tsv sum up every cell
 # found there, so cells run one at a time (make api-release K8S=...) add
-# up. LOCK=/path wraps each heavy step
+# up. KIND_NODE_IMAGE=image (one release only) uses that node image, e.g. a
+# stock kindest/node of the release, instead of building one (CI with
+# internet access). LOCK=/path wraps each heavy step
 # in flock -o (machines shared by several runs). Exits like make
 # conformance: 3 if any release's run could not be done, else 1 if any was
 # nonconformant, else 0.
@@ -24,6 +26,11 @@ labels=${LABELS:-api-release}
 releases=${RELEASES:-$(sed -n 's/^apiServers:[[:space:]]*\[\(.*\)\].*/\1/p' kind/nodeimage/versions.yaml | tr -d ' ' | tr ',' ' ')}
 if [ -z "$releases" ]; then
   echo "ectest: no releases: RELEASES is empty and kind/nodeimage/versions.yaml has no apiServers list" >&2
+  exit 2
+fi
+stock=${KIND_NODE_IMAGE:-}
+if [ -n "$stock" ] && [ "$(wc -w <<< "$releases")" -ne 1 ]; then
+  echo "ectest: KIND_NODE_IMAGE=$stock names one release's node image: give one release (make api-release K8S=...)" >&2
   exit 2
 fi
 heavy() { if [ -n "${LOCK:-}" ]; then flock -o "$LOCK" "$@"; else "$@"; fi; }
@@ -46,14 +53,21 @@ for v in $releases; do
   log="$dir/api-release.log"
   echo "ectest: api-releases: $v: node image (cluster $name)"
   t0=$(date +%s)
-  heavy "$bin/ectest-kind" node-image -kubernetes-version "$v" >> "$log" 2>&1
-  built=$?
+  if [ -n "$stock" ]; then
+    echo "ectest: api-releases: $v: node image $stock as given (not built here)" | tee -a "$log"
+    image_flags=(-kind-node-image="$stock")
+    built=0
+  else
+    heavy "$bin/ectest-kind" node-image -kubernetes-version "$v" >> "$log" 2>&1
+    built=$?
+    image_flags=(-kubernetes-version="$v")
+  fi
   t1=$(date +%s)
   code=3
   if [ $built -eq 0 ]; then
     echo "ectest: api-releases: $v: specs ($labels), reports in $dir"
     heavy "$bin/ginkgo" -p --procs="$procs" --no-color --label-filter="$labels" "$bin/cluster.test" -- \
-      -kubernetes-version="$v" -cluster-name="$name" -report-dir="$dir" ${CLUSTER_FLAGS:-} >> "$log" 2>&1
+      "${image_flags[@]}" -cluster-name="$name" -report-dir="$dir" ${CLUSTER_FLAGS:-} >> "$log" 2>&1
     line=$("$bin/ectest-report" -outcome "$dir" 2>&1)
     code=$?
     line=$(tail -n 1 <<< "$line")
