@@ -247,6 +247,14 @@ func checkPage(t *testing.T, pageDir string, m Matrix) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPageHTML(t, b, m)
+	return string(b)
+}
+
+// checkPageHTML is checkPage's judge of one page's HTML: the file, or
+// what a browser made of it.
+func checkPageHTML(t *testing.T, b []byte, m Matrix) {
+	t.Helper()
 	doc, err := html.Parse(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +329,6 @@ func checkPage(t *testing.T, pageDir string, m Matrix) string {
 			t.Errorf("link #%s has no target", h)
 		}
 	}
-	return string(b)
 }
 
 func attr(n *html.Node, key string) string {
