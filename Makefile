@@ -105,6 +105,7 @@ probe:
 
 ## unit: the framework's own logic
 unit:
+	$(GO) run ./internal/hostdeps/ectest-deps browser || echo "ectest: no Chromium: the test that renders matrix.html will skip"
 	$(GO) test -count=1 ./framework/... ./runtimes/... ./fixtures/... ./kind/... ./internal/...
 
 ## cluster: build what is missing (node image, offline) and create the default kind cluster

@@ -36,6 +36,9 @@ const (
 	// Crun: Debian's crun, the OCI runtime of the embedded runtime
 	// containerd-2-crun.
 	Crun Purpose = "crun"
+	// Browser: Debian's Chromium, for the test that renders matrix.html
+	// headless (make test; the test skips where it is missing).
+	Browser Purpose = "browser"
 )
 
 // Packages is the list: Debian package names per purpose.
@@ -46,6 +49,7 @@ var Packages = map[Purpose][]string{
 	NodeImage:       {"debootstrap"},
 	CgoSeccomp:      {"gcc", "libc6-dev", "pkg-config", "libseccomp-dev"},
 	Crun:            {"crun"},
+	Browser:         {"chromium"},
 }
 
 // All returns every purpose, sorted.
