@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 )
 
@@ -187,12 +188,59 @@ func Excludes(goMod string) []string {
 	return out
 }
 
+// Requires maps each module a go.mod requires to its version.
+func Requires(goMod string) map[string]string {
+	out := map[string]string{}
+	inBlock := false
+	for _, line := range strings.Split(goMod, "\n") {
+		t := strings.TrimSpace(line)
+		if i := strings.Index(t, "//"); i >= 0 {
+			t = strings.TrimSpace(t[:i])
+		}
+		switch {
+		case t == "require (":
+			inBlock = true
+		case inBlock && t == ")":
+			inBlock = false
+		case inBlock || strings.HasPrefix(t, "require "):
+			if f := strings.Fields(strings.TrimPrefix(t, "require ")); len(f) == 2 && strings.HasPrefix(f[1], "v") {
+				out[f[0]] = f[1]
+			}
+		}
+	}
+	return out
+}
+
+// SiblingVersion is the version a sibling module of the same repository is
+// required at: the release's own version, unless the sibling's major
+// version differs from it. Then its go.mod's requirement names the
+// sibling's tag of that release (etcd 3.5's go.etcd.io/etcd/client/v2 is
+// v2.305.x beside server/v3 v3.5.x), and v3.5.x would be invalid for a /v2
+// path.
+func SiblingVersion(sibling, version string, required map[string]string) string {
+	major := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[0]
+	pathMajor := "" // a path without /vN holds v0 and v1
+	if i := strings.LastIndex(sibling, "/v"); i >= 0 {
+		if _, err := strconv.Atoi(sibling[i+2:]); err == nil {
+			pathMajor = sibling[i+2:]
+		}
+	}
+	if pathMajor == major || (pathMajor == "" && (major == "0" || major == "1")) {
+		return version
+	}
+	if v, ok := required[sibling]; ok {
+		return v
+	}
+	return version
+}
+
 // ThrowawayGoMod is the go.mod of a module that builds mod at version.
 func ThrowawayGoMod(mod, version, modGoMod string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "module ectest.local/build\n\ngo 1.24\n\nrequire (\n\t%s %s\n", mod, version)
+	required := Requires(modGoMod)
 	for _, sib := range LocalReplacements(modGoMod) {
-		fmt.Fprintf(&b, "\t%s %s\n", sib, version)
+		fmt.Fprintf(&b, "\t%s %s\n", sib, SiblingVersion(sib, version, required))
 	}
 	b.WriteString(")\n")
 	if ex := Excludes(modGoMod); len(ex) > 0 {

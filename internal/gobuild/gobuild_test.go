@@ -43,3 +43,45 @@ func TestLocalReplacements(t *testing.T) {
 		t.Errorf("LocalReplacements = %v", got)
 	}
 }
+
+// etcd 3.5's server module replaces its siblings with directories of the
+// repository, and one of them, client/v2, is tagged v2.305.x in the same
+// release: the throwaway module must require that, not v3.5.x, which go
+// rejects for a /v2 path ("should be v2, not v3"; seen building v1.33's etcd).
+func TestSiblingOfAnotherMajorVersion(t *testing.T) {
+	gomod := `module go.etcd.io/etcd/server/v3
+
+require (
+	go.etcd.io/etcd/api/v3 v3.5.24
+	go.etcd.io/etcd/client/v2 v2.305.24 // the v2 client
+	go.etcd.io/etcd/client/v3 v3.5.24
+)
+
+require github.com/other/thing v1.2.3
+
+replace (
+	go.etcd.io/etcd/api/v3 => ../api
+	go.etcd.io/etcd/client/v2 => ../client/v2
+	go.etcd.io/etcd/client/v3 => ../client/v3
+)
+`
+	got := ThrowawayGoMod("go.etcd.io/etcd/server/v3", "v3.5.24", gomod)
+	for _, want := range []string{"go.etcd.io/etcd/api/v3 v3.5.24", "go.etcd.io/etcd/client/v2 v2.305.24", "go.etcd.io/etcd/client/v3 v3.5.24"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("throwaway go.mod lacks %q:\n%s", want, got)
+		}
+	}
+	if r := Requires(gomod); r["github.com/other/thing"] != "v1.2.3" || r["go.etcd.io/etcd/client/v2"] != "v2.305.24" {
+		t.Errorf("Requires: %v", r)
+	}
+	for _, c := range []struct{ sib, version, want string }{
+		{"github.com/containerd/containerd/api", "v1.7.36", "v1.7.36"},
+		{"github.com/containerd/containerd/v2/api", "v2.4.2", "v2.4.2"},
+		{"example.com/lib", "v0.3.0", "v0.3.0"},
+		{"example.com/lib/v2", "v3.1.0", "v3.1.0"}, // not required: the release's version, as before
+	} {
+		if got := SiblingVersion(c.sib, c.version, nil); got != c.want {
+			t.Errorf("SiblingVersion(%s, %s) = %s, want %s", c.sib, c.version, got, c.want)
+		}
+	}
+}
