@@ -23,7 +23,9 @@ func (c Cell) RanAgainst() []string {
 		if rt.RuntimeClass != "" {
 			s += ", RuntimeClass " + rt.RuntimeClass
 		}
-		if lr.Layer == capability.LayerCluster && strings.HasPrefix(rt.APIVersion, "kubelet ") {
+		// A cluster layer names its kubelet: the cluster's, or one skew
+		// worker's (layers "kubelet-<release>").
+		if (lr.Layer == capability.LayerCluster || strings.HasPrefix(string(lr.Layer), "kubelet-")) && strings.HasPrefix(rt.APIVersion, "kubelet ") {
 			s += ", " + rt.APIVersion
 		}
 		if !seen[s] {

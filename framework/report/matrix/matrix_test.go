@@ -437,3 +437,18 @@ func TestConfigRefusesWhatItCannotRun(t *testing.T) {
 		t.Errorf("a misspelt field (lock for locks) is accepted: %v", err)
 	}
 }
+
+// A skew cell ran against one kubelet per worker: its heading names each.
+func TestRanAgainstNamesEveryKubelet(t *testing.T) {
+	c := Cell{Runtimes: []LayerRuntime{
+		{Layer: capability.LayerCluster, Runtime: capability.RuntimeInfo{Name: "containerd", Version: "2.4.2", OCIRuntime: "runc 1.5.2", APIVersion: "kubelet v1.37.1"}},
+		{Layer: "kubelet-v1.37.1", Runtime: capability.RuntimeInfo{Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.37.1"}},
+		{Layer: "kubelet-v1.34.10", Runtime: capability.RuntimeInfo{Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.34.10"}},
+	}}
+	got := strings.Join(c.RanAgainst(), "; ")
+	for _, want := range []string{"runc 1.5.2, kubelet v1.37.1", "containerd 2.4.2, kubelet v1.34.10"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("RanAgainst = %q, lacks %q", got, want)
+		}
+	}
+}
