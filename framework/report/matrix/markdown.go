@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 // reports ("containerd 2.4.2, runc 1.5.2"), or its configured description
 // when it has no reports.
 func (c Cell) RanAgainst() []string {
-	var out []string
-	seen := map[string]bool{}
+	// Layers that ran against the same runtime are one part, naming each
+	// kubelet it met (a skew cell's workers: "kubelets v1.37.1, v1.34.10").
+	var order []string
+	kubelets := map[string][]string{}
 	for _, lr := range c.Runtimes {
 		rt := lr.Runtime
 		s := strings.TrimSpace(rt.Name + " " + rt.Version)
@@ -24,13 +27,37 @@ func (c Cell) RanAgainst() []string {
 			s += ", RuntimeClass " + rt.RuntimeClass
 		}
 		// A cluster layer names its kubelet: the cluster's, or one skew
-		// worker's (layers "kubelet-<release>").
+		// worker's (layers "kubelet-<release>", whose reports give no OCI
+		// runtime: they join the part of the same runtime name and version).
+		kubelet := ""
 		if (lr.Layer == capability.LayerCluster || strings.HasPrefix(string(lr.Layer), "kubelet-")) && strings.HasPrefix(rt.APIVersion, "kubelet ") {
-			s += ", " + rt.APIVersion
+			kubelet = strings.TrimPrefix(rt.APIVersion, "kubelet ")
 		}
-		if !seen[s] {
-			seen[s] = true
+		if rt.OCIRuntime == "" {
+			for _, o := range order {
+				if strings.HasPrefix(o, s+",") {
+					s = o
+					break
+				}
+			}
+		}
+		if _, ok := kubelets[s]; !ok {
+			order = append(order, s)
+			kubelets[s] = nil
+		}
+		if kubelet != "" && !slices.Contains(kubelets[s], kubelet) {
+			kubelets[s] = append(kubelets[s], kubelet)
+		}
+	}
+	var out []string
+	for _, s := range order {
+		switch k := kubelets[s]; len(k) {
+		case 0:
 			out = append(out, s)
+		case 1:
+			out = append(out, s+", kubelet "+k[0])
+		default:
+			out = append(out, s+", kubelets "+strings.Join(k, ", "))
 		}
 	}
 	if len(out) == 0 && c.Describe != "" {

@@ -446,9 +446,11 @@ func TestRanAgainstNamesEveryKubelet(t *testing.T) {
 		{Layer: "kubelet-v1.34.10", Runtime: capability.RuntimeInfo{Name: "containerd", Version: "2.4.2", APIVersion: "kubelet v1.34.10"}},
 	}}
 	got := strings.Join(c.RanAgainst(), "; ")
-	for _, want := range []string{"runc 1.5.2, kubelet v1.37.1", "containerd 2.4.2, kubelet v1.34.10"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("RanAgainst = %q, lacks %q", got, want)
-		}
+	if want := "containerd 2.4.2, runc 1.5.2, kubelets v1.37.1, v1.34.10"; got != want {
+		t.Errorf("RanAgainst = %q, want %q", got, want)
+	}
+	c.Runtimes = c.Runtimes[:1]
+	if got, want := strings.Join(c.RanAgainst(), "; "), "containerd 2.4.2, runc 1.5.2, kubelet v1.37.1"; got != want {
+		t.Errorf("one kubelet: RanAgainst = %q, want %q", got, want)
 	}
 }
