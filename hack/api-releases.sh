@@ -55,7 +55,9 @@ for v in $releases; do
   t0=$(date +%s)
   if [ -n "$stock" ]; then
     echo "ectest: api-releases: $v: node image $stock as given (not built here)" | tee -a "$log"
-    image_flags=(-kind-node-image="$stock")
+    # The release still goes to the suite: kind writes the kubeadm
+    # configuration (and ectest its patches) in the format of that release.
+    image_flags=(-kind-node-image="$stock" -kubernetes-version="$v")
     built=0
   else
     heavy "$bin/ectest-kind" node-image -kubernetes-version "$v" >> "$log" 2>&1
