@@ -454,3 +454,23 @@ func TestRanAgainstNamesEveryKubelet(t *testing.T) {
 		t.Errorf("one kubelet: RanAgainst = %q, want %q", got, want)
 	}
 }
+
+// A Linux runtime's failed spec that also names a Windows requirement (the
+// coverage says "not exercised on a linux node" for it) fails its other
+// requirements, not the Windows one: that row is not supported on the OS.
+func TestRequirementOfAnotherOSIsNotFailedByTheSpec(t *testing.T) {
+	spec := "Network sharing a NODE network namespace is the host's [CRI-5] [WIN-1]"
+	src := source{
+		specs: map[string]specInfo{spec: {state: "failed", message: "does not reach a server on the host's loopback", judgeSaidNo: true}},
+		cov: &report.Coverage{Requirements: []report.RequirementCoverage{
+			{Requirement: framework.Requirement{ID: "CRI-5"}, Specs: []report.CoveredBy{{Spec: spec, State: "failed"}}},
+			{Requirement: framework.Requirement{ID: "WIN-1"}, Specs: []report.CoveredBy{{Spec: spec, State: "not exercised on a linux node"}}},
+		}},
+	}
+	if r := requirementResult(src, "CRI-5", "cri"); r.Status != Nonconformant {
+		t.Errorf("CRI-5: %s, want nonconformant", r.Status)
+	}
+	if r := requirementResult(src, "WIN-1", "cri"); r.Status != NotSupported {
+		t.Errorf("WIN-1 on Linux: %s (%s), want not supported", r.Status, r.Why)
+	}
+}

@@ -299,6 +299,13 @@ func requirementResult(s source, id, label string) Result {
 	var specs []SpecRun
 	add := func(name, state string) {
 		sr := SpecRun{Source: label, Name: name, State: state}
+		// A spec that could not exercise this requirement on the node's OS
+		// (WIN-* on Linux) says nothing of it, whatever its judges said of
+		// the others it names: its message and "no" are not this row's.
+		if strings.HasPrefix(state, "not exercised") {
+			specs = append(specs, sr)
+			return
+		}
 		if info, ok := s.specs[name]; ok {
 			sr.Message, sr.JudgeSaidNo = info.message, info.judgeSaidNo
 		} else if state == "failed" {
