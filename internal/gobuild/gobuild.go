@@ -18,8 +18,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
 )
 
 // Program is one main package at a module version.
@@ -188,25 +190,17 @@ func Excludes(goMod string) []string {
 	return out
 }
 
-// Requires maps each module a go.mod requires to its version.
+// Requires maps each module a go.mod requires to its version (read with
+// golang.org/x/mod's lax parser: a go.mod that does not parse requires
+// nothing here).
 func Requires(goMod string) map[string]string {
 	out := map[string]string{}
-	inBlock := false
-	for _, line := range strings.Split(goMod, "\n") {
-		t := strings.TrimSpace(line)
-		if i := strings.Index(t, "//"); i >= 0 {
-			t = strings.TrimSpace(t[:i])
-		}
-		switch {
-		case t == "require (":
-			inBlock = true
-		case inBlock && t == ")":
-			inBlock = false
-		case inBlock || strings.HasPrefix(t, "require "):
-			if f := strings.Fields(strings.TrimPrefix(t, "require ")); len(f) == 2 && strings.HasPrefix(f[1], "v") {
-				out[f[0]] = f[1]
-			}
-		}
+	f, err := modfile.ParseLax("go.mod", []byte(goMod), nil)
+	if err != nil {
+		return out
+	}
+	for _, r := range f.Require {
+		out[r.Mod.Path] = r.Mod.Version
 	}
 	return out
 }
@@ -218,20 +212,19 @@ func Requires(goMod string) map[string]string {
 // v2.305.x beside server/v3 v3.5.x), and v3.5.x would be invalid for a /v2
 // path.
 func SiblingVersion(sibling, version string, required map[string]string) string {
-	major := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[0]
-	pathMajor := "" // a path without /vN holds v0 and v1
-	if i := strings.LastIndex(sibling, "/v"); i >= 0 {
-		if _, err := strconv.Atoi(sibling[i+2:]); err == nil {
-			pathMajor = sibling[i+2:]
-		}
-	}
-	if pathMajor == major || (pathMajor == "" && (major == "0" || major == "1")) {
+	if module.CheckPathMajor(version, pathMajor(sibling)) == nil {
 		return version
 	}
 	if v, ok := required[sibling]; ok {
 		return v
 	}
 	return version
+}
+
+// pathMajor is a module path's major version suffix ("/v2"), or "".
+func pathMajor(path string) string {
+	_, major, _ := module.SplitPathVersion(path)
+	return major
 }
 
 // ThrowawayGoMod is the go.mod of a module that builds mod at version.
