@@ -1,0 +1,278 @@
+package oracle
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Kind is a namespace kind, as /proc/<pid>/ns names it.
+type Kind string
+
+// The namespace kinds the oracle reads.
+const (
+	PID    Kind = "pid"
+	Net    Kind = "net"
+	IPC    Kind = "ipc"
+	Mount  Kind = "mnt"
+	UTS    Kind = "uts"
+	User   Kind = "user"
+	Cgroup Kind = "cgroup"
+)
+
+// Kinds are every kind Read reads, in a fixed order.
+var Kinds = []Kind{PID, Net, IPC, Mount, UTS, User, Cgroup}
+
+// Proc is a /proc the suite reads: the node's, seen from a process in the
+// node's PID namespace (the suite on the node, or an observer placed there).
+type Proc struct {
+	// Root is the procfs mount ("/proc").
+	Root string
+	// Self is the reading process's PID in Root's namespace (0: none), left
+	// out of Find: the suite's own command lines carry markers too.
+	Self int
+}
+
+// Host is this machine's /proc as the running process sees it.
+func Host() Proc { return Proc{Root: "/proc", Self: os.Getpid()} }
+
+// Process is what the oracle read of one process.
+type Process struct {
+	PID  int    `json:"pid"`
+	Args string `json:"args"`
+	// State is /proc/<pid>/status's State ("S (sleeping)", "T (stopped)").
+	State string `json:"state"`
+	// NSpid is the PID in each nested PID namespace, outermost first: its
+	// last element is the PID the process has in its own namespace.
+	NSpid []int `json:"nspid"`
+	// UID and GID are status's Uid and Gid lines (real, effective, saved, fs).
+	UID string `json:"uid"`
+	GID string `json:"gid"`
+	// CapEff and CapBnd are the effective and bounding capability sets (hex).
+	CapEff string `json:"capEff"`
+	CapBnd string `json:"capBnd"`
+	// Namespaces are the ns links ("pid:[4026531836]") by kind.
+	Namespaces map[Kind]string `json:"namespaces"`
+	// UIDMap and GIDMap are the user namespace's id maps, one mapping a line.
+	UIDMap string `json:"uidMap"`
+	GIDMap string `json:"gidMap"`
+	// StartTime is field 22 of /proc/<pid>/stat (clock ticks since boot):
+	// with PID, it tells a process from a later one that reused the PID.
+	StartTime uint64 `json:"startTime"`
+}
+
+// InnerPID is the process's PID in its own PID namespace.
+func (p Process) InnerPID() int {
+	if len(p.NSpid) == 0 {
+		return 0
+	}
+	return p.NSpid[len(p.NSpid)-1]
+}
+
+// Stopped reports whether the process is stopped (SIGSTOP, a debugger, a
+// frozen cgroup shows as D or T depending on the kernel; T and t here).
+func (p Process) Stopped() bool {
+	return strings.HasPrefix(p.State, "T") || strings.HasPrefix(p.State, "t")
+}
+
+// String is a one-line summary for evidence.
+func (p Process) String() string {
+	var ns []string
+	for _, k := range Kinds {
+		if l, ok := p.Namespaces[k]; ok {
+			ns = append(ns, l)
+		}
+	}
+	return fmt.Sprintf("pid %d (%d inside) %q state %q uid %q capEff %s ns %s", p.PID, p.InnerPID(), p.Args, p.State, p.UID, p.CapEff, strings.Join(ns, " "))
+}
+
+// ErrGone is returned for a process that exited while being read.
+var ErrGone = errors.New("process gone")
+
+// Read reads one process.
+func (p Proc) Read(pid int) (Process, error) {
+	dir := filepath.Join(p.Root, strconv.Itoa(pid))
+	out := Process{PID: pid, Namespaces: map[Kind]string{}}
+	cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+	if err != nil {
+		return out, gone(err)
+	}
+	out.Args = strings.TrimSpace(string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	status, err := os.ReadFile(filepath.Join(dir, "status"))
+	if err != nil {
+		return out, gone(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		switch key {
+		case "State":
+			out.State = value
+		case "Uid":
+			out.UID = strings.Join(strings.Fields(value), " ")
+		case "Gid":
+			out.GID = strings.Join(strings.Fields(value), " ")
+		case "CapEff":
+			out.CapEff = value
+		case "CapBnd":
+			out.CapBnd = value
+		case "NSpid":
+			for _, f := range strings.Fields(value) {
+				n, err := strconv.Atoi(f)
+				if err != nil {
+					return out, fmt.Errorf("%s/status: NSpid %q: %v", dir, value, err)
+				}
+				out.NSpid = append(out.NSpid, n)
+			}
+		}
+	}
+	if stat, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
+		out.StartTime = startTime(string(stat))
+	}
+	for _, k := range Kinds {
+		l, err := os.Readlink(filepath.Join(dir, "ns", string(k)))
+		if err != nil {
+			if os.IsNotExist(err) {
+				if _, serr := os.Stat(dir); serr != nil {
+					return out, ErrGone
+				}
+				continue // a kernel without this kind
+			}
+			return out, fmt.Errorf("read %s namespace of pid %d: %w", k, pid, err)
+		}
+		out.Namespaces[k] = l
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "uid_map")); err == nil {
+		out.UIDMap = normalizeMap(string(b))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "gid_map")); err == nil {
+		out.GIDMap = normalizeMap(string(b))
+	}
+	return out, nil
+}
+
+func gone(err error) error {
+	if os.IsNotExist(err) || errors.Is(err, os.ErrNotExist) {
+		return ErrGone
+	}
+	return err
+}
+
+// startTime is field 22 of a stat line; the command (field 2) is in
+// parentheses and may hold spaces, so fields are counted after its ')'.
+func startTime(stat string) uint64 {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(stat[i+1:])
+	// fields[0] is field 3 (state), so field 22 is fields[19].
+	if len(fields) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(fields[19], 10, 64)
+	return n
+}
+
+func normalizeMap(s string) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			lines = append(lines, strings.Join(f, " "))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// pids lists the numeric entries of Root.
+func (p Proc) pids() ([]int, error) {
+	entries, err := os.ReadDir(p.Root)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range entries {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// Find reads every process whose command line holds marker as a word of
+// its own (between spaces or at an end, so that a container "target" is
+// not found by its sibling "target2"'s marker), except the reading process
+// itself. Processes that exit meanwhile are left out.
+func (p Proc) Find(marker string) ([]Process, error) {
+	if marker == "" {
+		return nil, errors.New("oracle: Find needs a marker")
+	}
+	pids, err := p.pids()
+	if err != nil {
+		return nil, err
+	}
+	var out []Process
+	for _, pid := range pids {
+		if pid == p.Self {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join(p.Root, strconv.Itoa(pid), "cmdline"))
+		if err != nil || !HasWord(string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})), marker) {
+			continue
+		}
+		proc, err := p.Read(pid)
+		if errors.Is(err, ErrGone) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, proc)
+	}
+	return out, nil
+}
+
+// HasWord reports whether args holds marker between spaces or at an end.
+func HasWord(args, marker string) bool {
+	return marker != "" && strings.Contains(" "+strings.TrimSpace(args)+" ", " "+marker+" ")
+}
+
+// InitOf finds the process that is PID 1 of the PID namespace link names
+// (a pod's infra process, a container's own first process); ok is false
+// when no process of that namespace with inner PID 1 is visible.
+func (p Proc) InitOf(link string) (Process, bool, error) {
+	pids, err := p.pids()
+	if err != nil {
+		return Process{}, false, err
+	}
+	for _, pid := range pids {
+		l, err := os.Readlink(filepath.Join(p.Root, strconv.Itoa(pid), "ns", string(PID)))
+		if err != nil || l != link {
+			continue
+		}
+		proc, err := p.Read(pid)
+		if err != nil {
+			continue
+		}
+		if proc.InnerPID() == 1 {
+			return proc, true, nil
+		}
+	}
+	return Process{}, false, nil
+}
+
+// Alive reports whether proc still runs as the same process (same PID and
+// start time).
+func (p Proc) Alive(proc Process) bool {
+	now, err := p.Read(proc.PID)
+	return err == nil && now.StartTime == proc.StartTime
+}
