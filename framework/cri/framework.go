@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
@@ -51,6 +52,9 @@ type Session struct {
 	OS string
 	// Tools are the debug image's commands (images.Set.Tools).
 	Tools Tools
+
+	outsideOnce sync.Once
+	outside     *Outside
 }
 
 // Windows reports whether the node runs Windows.

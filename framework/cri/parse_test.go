@@ -7,6 +7,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ectest/ectest/framework/capability"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestParseEndpoint(t *testing.T) {
@@ -120,23 +124,21 @@ func TestLogStreams(t *testing.T) {
 	}
 }
 
-func TestJudgeLinks(t *testing.T) {
-	const a, b, c, h = "pid:[1]", "pid:[2]", "pid:[3]", "pid:[4026531836]"
-	for _, tc := range []struct {
-		name               string
-		self, target, host string
-		siblings           []string
-		want               View
+// An Unknown error counts as a refusal only when it speaks of the request.
+func TestJudgeRefusalUnknownNeedsEvidence(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		about []string
+		want  capability.Outcome
 	}{
-		{"host namespace", h, b, h, []string{c}, ViewNode},
-		{"joined the target, not the sibling", b, b, h, []string{c}, ViewTarget},
-		{"joined the target, which shares with the sibling", b, b, h, []string{b}, ViewPod},
-		{"joined the target, no sibling to tell pod from target", b, b, h, nil, ""},
-		{"elsewhere: own or pod, links cannot tell", a, b, h, []string{c}, ""},
-		{"remote runtime, no target", a, "", "", nil, ""},
+		{status.Error(codes.Unknown, `invalid target container: container "abc" does not exist`), nil, capability.Works},
+		{status.Error(codes.Unknown, `failed to create sandbox: no space left on device`), nil, capability.Deviated},
+		{status.Error(codes.Unknown, `container "0123abcd" is not running`), []string{"0123abcd"}, capability.Works},
+		{status.Error(codes.InvalidArgument, `bad`), nil, capability.Works},
+		{status.Error(codes.Unavailable, `namespace mode`), nil, capability.Deviated},
 	} {
-		if got := JudgeLinks(tc.self, tc.target, tc.siblings, tc.host); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		if got, why := JudgeRefusal(false, c.err, c.about...); got != c.want {
+			t.Errorf("%v %v: %s (%s), want %s", c.err, c.about, got, why, c.want)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ectest/ectest/framework/oracle"
 )
 
 // Process is one line of `ps -o pid,user,args` in a container.
@@ -36,21 +38,17 @@ func ParsePS(out string) ([]Process, error) {
 	return procs, nil
 }
 
-// View is which PID namespace a container turned out to be in, judged from
-// the processes it sees.
-type View string
+// View is which PID namespace a container turned out to be in (the
+// oracle's views).
+type View = oracle.View
 
+// The views (see oracle.View).
 const (
-	// ViewOwn: PID 1 is the container's own process and no other container's is visible.
-	ViewOwn View = "own namespace"
-	// ViewTarget: PID 1 is the target's process; no sibling container is visible.
-	ViewTarget View = "target namespace"
-	// ViewPod: every container of the sandbox is visible, PID 1 is the infra process.
-	ViewPod View = "pod namespace"
-	// ViewNode: processes from outside the sandbox are visible.
-	ViewNode View = "node namespace"
-	// ViewOther: none of the above; see the evidence.
-	ViewOther View = "unrecognized namespace"
+	ViewOwn    = oracle.ViewOwn
+	ViewTarget = oracle.ViewTarget
+	ViewPod    = oracle.ViewPod
+	ViewNode   = oracle.ViewNode
+	ViewOther  = oracle.ViewOther
 )
 
 // Markers identify processes by a substring of their argv.
@@ -66,7 +64,8 @@ type Markers struct {
 	Helpers []string
 }
 
-// Classify decides the view from a process list.
+// Classify says which view a process list looks like. It is evidence
+// only: the oracle's namespace identities decide (ObservePIDs).
 func Classify(procs []Process, m Markers) View {
 	has := func(marker string) bool {
 		if marker == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/programs/targetinfo"
 	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/oracle"
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -34,7 +34,10 @@ type TargetOptions struct {
 	Port int
 	// ShmKey, if set, makes the target hold a SysV shared memory segment.
 	ShmKey int
-	Env    map[string]string
+	// PosixShm, if set, makes the target create a POSIX shared memory
+	// object of that name (/dev/shm/<name>) holding its token.
+	PosixShm string
+	Env      map[string]string
 }
 
 // TargetMarker is the argv marker of a target called name in this spec.
@@ -73,6 +76,9 @@ func (f *Framework) targetContainerOptions(o TargetOptions) (ContainerOptions, i
 	args := []string{"--token=" + f.TargetToken(o.Name), fmt.Sprintf("--listen=:%d", o.Port), "--marker=/ectest/marker"}
 	if o.ShmKey != 0 {
 		args = append(args, fmt.Sprintf("--shm-key=%d", o.ShmKey))
+	}
+	if o.PosixShm != "" {
+		args = append(args, "--posix-shm="+o.PosixShm)
 	}
 	return ContainerOptions{
 		Name: o.Name, Image: f.Images[images.Target], Args: args,
@@ -150,19 +156,28 @@ func (f *Framework) StartDebug(ctx context.Context, sb *Sandbox, o DebugOptions)
 	return c
 }
 
-// PIDView is what an observing container sees of processes.
+// PIDView is what was observed of a container's PID namespace.
 type PIDView struct {
-	View      View
+	View View
+	// Why says what decided the view; From says whose view it was:
+	// "outside" (the node's /proc) or InsideNote.
+	Why, From string
+	// Processes and PS are what ps shows inside the observer: evidence,
+	// and the PIDs as the observer sees them (PIDOf).
 	Processes []Process
 	PS        string
 	// Links are the PID namespace identities compared ("observer",
-	// "target", a sibling's name, "host"), and Judged says what they alone
-	// decided ("" when they decide nothing here).
-	Links  map[string]string
-	Judged View
+	// "target", a sibling's name, "node", "PID 1").
+	Links map[string]string
+	// Own are the observer's own processes, read from outside (nil when
+	// the inside view decided).
+	Own []oracle.Process
+	// Inside is what the processes ps shows inside look like (Classify;
+	// "" when ps failed): what a user of the debug container sees.
+	Inside View
 }
 
-// Evidence is the ps output and the namespace links, for a report.
+// Evidence is what decided the view, the namespace links and ps, for a report.
 func (v PIDView) Evidence() string {
 	var keys []string
 	for k := range v.Links {
@@ -170,24 +185,34 @@ func (v PIDView) Evidence() string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
+	fmt.Fprintf(&b, "judged %s: %s\n", orText(v.From, "by nobody"), v.Why)
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s: %s\n", k, v.Links[k])
 	}
-	return fmt.Sprintf("PID namespace links (by inode):\n%sps:\n%s", b.String(), v.PS)
+	return fmt.Sprintf("%sps inside the observer:\n%s", b.String(), v.PS)
 }
 
-// ObservePIDs decides which PID namespace observer is in. The judge is the
-// namespaces' identity: the observer's /proc/self/ns/pid link against the
-// target's and the siblings' own (read by the target program, GET /info)
-// and, for a runtime on this machine, the host's. The processes ps shows,
-// matched by argv markers, are evidence and decide only what the links
-// cannot (pod or target namespace, with no sibling that reports its
-// links). Where the two disagree the view is unrecognized, with both in
-// the evidence.
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// ObservePIDs decides which PID namespace observer is in, by the oracle
+// (oracle.JudgePID): namespace identities, equal or unequal, of the
+// observer's own processes, the target's, the siblings', PID 1 of the
+// observer's namespace and the node's reference process. They are read
+// from the node's /proc, outside the containers, wherever the sandbox's
+// processes are visible there; where they are not (a runtime with a kernel
+// of its own), from inside: the observer's /proc/self/ns/pid and ps, the
+// target's and siblings' own links (GET /info), and the view says so.
+// What ps shows inside is evidence beside the verdict.
 func (f *Framework) ObservePIDs(ctx context.Context, observer *Container, target *Container, siblings ...*Container) (PIDView, error) {
-	procs, raw, err := f.Processes(ctx, observer)
-	if err != nil {
-		return PIDView{PS: raw}, err
+	procs, raw, psErr := f.Processes(ctx, observer)
+	v := PIDView{Processes: procs, PS: raw, Links: map[string]string{}}
+	if psErr != nil {
+		v.PS = fmt.Sprintf("(ps failed: %v)\n%s", psErr, raw)
 	}
 	m := Markers{Self: observer.Marker, Helpers: DebugHelpers}
 	if target != nil {
@@ -196,63 +221,154 @@ func (f *Framework) ObservePIDs(ctx context.Context, observer *Container, target
 	for _, s := range siblings {
 		m.Siblings = append(m.Siblings, s.Marker)
 	}
-	v := PIDView{View: Classify(procs, m), Processes: procs, PS: raw, Links: map[string]string{}}
-	self, err := f.NamespaceLink(ctx, observer, "pid")
+	out := f.Outside()
+	if link, ok := out.NodeLink(oracle.PID); ok {
+		v.Links["node"] = link + " (" + out.Node.How + ")"
+	} else {
+		v.Links["node"] = "unknown: " + out.NoNode
+	}
+	own, err := out.Find(observer.Marker)
 	if err != nil {
-		return v, err
+		return v, fmt.Errorf("read the node's /proc: %w", err)
 	}
-	v.Links["observer"] = self
-	var targetLink string
-	var siblingLinks []string
-	if target != nil && target.Port != 0 {
-		targetLink = f.TargetInfoFrom(ctx, observer, target.Port).Namespaces["pid"]
-		v.Links["target"] = targetLink
-	}
-	for _, s := range siblings {
-		if s.Port != 0 {
-			l := f.TargetInfoFrom(ctx, observer, s.Port).Namespaces["pid"]
-			v.Links[s.Name] = l
-			siblingLinks = append(siblingLinks, l)
+	var subjects oracle.PIDSubjects
+	if len(own) > 0 {
+		v.From, v.Own = "outside, from the node's /proc", own
+		subjects, err = f.outsideSubjects(out, own, target, siblings, v.Links)
+	} else {
+		if psErr != nil {
+			return v, psErr
 		}
+		v.From = InsideNote
+		subjects, err = f.insideSubjects(ctx, observer, procs, m, target, siblings, v.Links)
 	}
-	hostLink, local := HostNamespaceLink(f.Endpoint, "pid")
-	if local {
-		v.Links["host"] = hostLink
+	if err != nil {
+		v.View, v.Why = ViewOther, err.Error()
+		return v, nil
 	}
-	v.Judged = JudgeLinks(self, targetLink, siblingLinks, hostLink)
-	switch {
-	case v.Judged != "" && v.Judged != v.View:
-		v.PS += fmt.Sprintf("\nthe namespace links say %q, the processes visible say %q\n", v.Judged, v.View)
-		v.View = ViewOther
-	case local && self != hostLink && v.View == ViewNode:
-		v.PS += fmt.Sprintf("\nthe processes visible say %q, but the observer's PID namespace is not the host's\n", v.View)
-		v.View = ViewOther
+	subjects.Node = out.Node
+	v.View, v.Why = oracle.JudgePID(subjects)
+	if psErr == nil {
+		v.Inside = Classify(procs, m)
+		if v.Inside != v.View {
+			v.Why += fmt.Sprintf("; the processes ps shows inside look like the %s", v.Inside)
+		}
 	}
 	return v, nil
 }
 
-// JudgeLinks decides a PID view from namespace identities alone: the
-// observer's, the target's and siblings' ("" when unknown), and the
-// host's ("" when not decidable). It returns "" when they do not decide
-// (its own namespace and the pod's, whose PID 1 reports no link, look alike).
-func JudgeLinks(self, target string, siblings []string, host string) View {
-	if self == "" {
-		return ""
+// outsideSubjects reads the target's and siblings' processes and PID 1 of
+// the observer's namespace from the node's /proc.
+func (f *Framework) outsideSubjects(out *Outside, own []oracle.Process, target *Container, siblings []*Container, links map[string]string) (oracle.PIDSubjects, error) {
+	s := oracle.PIDSubjects{Observer: own}
+	for _, p := range own {
+		links["observer"] += fmt.Sprintf("%s (PID %d, %d inside) ", p.Namespaces[oracle.PID], p.PID, p.InnerPID())
 	}
-	if host != "" && self == host {
-		return ViewNode
+	one := func(c *Container) (*oracle.Process, error) {
+		ps, err := out.Find(c.Marker)
+		if err != nil {
+			return nil, err
+		}
+		if len(ps) == 0 {
+			return nil, fmt.Errorf("the observer's process is visible in the node's /proc, but no process of %s is", c.Name)
+		}
+		links[c.Name] = fmt.Sprintf("%s (PID %d, %d inside)", ps[0].Namespaces[oracle.PID], ps[0].PID, ps[0].InnerPID())
+		return &ps[0], nil
 	}
-	siblingShares := false
-	for _, s := range siblings {
-		siblingShares = siblingShares || s == self
+	if target != nil {
+		t, err := one(target)
+		if err != nil {
+			return s, err
+		}
+		s.Target = t
 	}
-	switch {
-	case target != "" && self == target && siblingShares:
-		return ViewPod
-	case target != "" && self == target && len(siblings) > 0:
-		return ViewTarget
+	for _, c := range siblings {
+		p, err := one(c)
+		if err != nil {
+			return s, err
+		}
+		s.Siblings = append(s.Siblings, *p)
 	}
-	return ""
+	init, ok, err := out.Proc.InitOf(own[0].Namespaces[oracle.PID])
+	if err != nil {
+		return s, err
+	}
+	if ok {
+		s.Init = &init
+		links["PID 1"] = fmt.Sprintf("PID %d %q", init.PID, init.Args)
+	}
+	return s, nil
+}
+
+// insideSubjects builds the same facts from inside: the observer's own
+// link and ps, the target's and siblings' links as they report them. Their
+// processes get stand-in PIDs (negative, one per container), since PIDs
+// seen in different namespaces cannot be compared.
+func (f *Framework) insideSubjects(ctx context.Context, observer *Container, procs []Process, m Markers, target *Container, siblings []*Container, links map[string]string) (oracle.PIDSubjects, error) {
+	var s oracle.PIDSubjects
+	self, err := f.NamespaceLink(ctx, observer, "pid")
+	if err != nil {
+		return s, err
+	}
+	links["observer"] = self + " (its own /proc/self/ns/pid)"
+	innerOf := func(marker string) int {
+		for _, p := range procs {
+			if strings.Contains(p.Args, marker) {
+				return p.PID
+			}
+		}
+		return 0
+	}
+	s.Observer = []oracle.Process{{PID: -1, Args: observer.Marker, NSpid: []int{innerOf(observer.Marker)}, Namespaces: map[oracle.Kind]string{oracle.PID: self}}}
+	reported := func(c *Container, standIn int) (*oracle.Process, error) {
+		if c.Port == 0 {
+			// A debug container has no /info: its own link, through exec.
+			l, err := f.NamespaceLink(ctx, c, "pid")
+			if err != nil {
+				return nil, fmt.Errorf("%s serves no /info, and its own link is unreadable: %v", c.Name, err)
+			}
+			links[c.Name] = l + " (its own /proc/self/ns/pid)"
+			return &oracle.Process{PID: standIn, Args: c.Marker, Namespaces: map[oracle.Kind]string{oracle.PID: l}}, nil
+		}
+		info, err := f.TryTargetInfoFrom(ctx, observer, c.Port)
+		if err != nil {
+			return nil, err
+		}
+		links[c.Name] = info.Namespaces["pid"] + " (as it reports)"
+		return &oracle.Process{PID: standIn, Args: c.Marker, NSpid: []int{info.PID}, Namespaces: map[oracle.Kind]string{oracle.PID: info.Namespaces["pid"]}}, nil
+	}
+	if target != nil {
+		if s.Target, err = reported(target, -2); err != nil {
+			return s, err
+		}
+	}
+	for i, c := range siblings {
+		p, err := reported(c, -3-i)
+		if err != nil {
+			return s, err
+		}
+		s.Siblings = append(s.Siblings, *p)
+	}
+	for _, p := range procs {
+		if p.PID != 1 {
+			continue
+		}
+		standIn := -1000
+		switch {
+		case strings.Contains(p.Args, m.Self):
+			standIn = -1
+		case m.Target != "" && strings.Contains(p.Args, m.Target):
+			standIn = -2
+		}
+		for i, sm := range m.Siblings {
+			if strings.Contains(p.Args, sm) {
+				standIn = -3 - i
+			}
+		}
+		s.Init = &oracle.Process{PID: standIn, Args: p.Args, NSpid: []int{1}, Namespaces: map[oracle.Kind]string{oracle.PID: self}}
+		links["PID 1"] = p.Args + " (in ps)"
+	}
+	return s, nil
 }
 
 // PIDOf returns the PID, as the observer sees it, of the process with marker.
@@ -308,9 +424,11 @@ func (f *Framework) TryTargetInfoFrom(ctx context.Context, from *Container, port
 // RecordPIDView starts a debug container with o, observes which PID
 // namespace it landed in, and records the observation for capability n:
 // works when the view is want, refused when the runtime refused it at
-// create with a refusal code (see JudgeRefusal), deviated otherwise. It returns the debug container (nil if refused).
+// create with a refusal code (see JudgeRefusal), deviated otherwise. It
+// returns the debug container (nil if refused).
 func (f *Framework) RecordPIDView(ctx context.Context, n capability.Name, want View, sb *Sandbox, o DebugOptions, target *Container, siblings ...*Container) (*Container, PIDView) {
 	ginkgo.GinkgoHelper()
+	f.RequireNode(want)
 	dbg, err := f.TryStartDebug(ctx, sb, o)
 	if err != nil {
 		// Only a refusal at create, with a refusal code, is the error the
@@ -318,17 +436,43 @@ func (f *Framework) RecordPIDView(ctx context.Context, n capability.Name, want V
 		f.Checker.Record(RefusalObservation(n, dbg != nil, err))
 		return nil, PIDView{}
 	}
-	view, err := f.ObservePIDs(ctx, dbg, target, siblings...)
-	if err != nil {
-		f.Checker.Fail(fmt.Sprintf("observe processes from %s: %v\n%s", dbg.Name, err, view.PS))
-	}
-	outcome := capability.Works
-	if view.View != want {
-		outcome = capability.Deviated
-	}
-	evidence := fmt.Sprintf("wanted: %s\nin %s: %s", want, dbg.Name, view.Evidence())
-	f.Checker.Record(capability.Observation{Capability: n, Outcome: outcome, Observed: string(view.View), Evidence: evidence})
+	view := f.MustObservePIDs(ctx, dbg, target, siblings...)
+	f.Checker.Record(PIDObservation(n, want, dbg, view).Done(string(view.View)))
 	return dbg, view
+}
+
+// MustObservePIDs is ObservePIDs for a spec that cannot go on without a
+// view: an error is the run's own.
+func (f *Framework) MustObservePIDs(ctx context.Context, observer *Container, target *Container, siblings ...*Container) PIDView {
+	ginkgo.GinkgoHelper()
+	view, err := f.ObservePIDs(ctx, observer, target, siblings...)
+	if err != nil {
+		f.Checker.Fail(fmt.Sprintf("observe the PID namespace of %s: %v\n%s", observer.Name, err, view.PS))
+	}
+	return view
+}
+
+// PIDObservation is the observation of capability n for a container whose
+// view is want: a problem when the oracle found it elsewhere, and when
+// what it sees inside (ps) is not what that namespace shows. Specs may
+// add their own checks before recording it.
+func PIDObservation(n capability.Name, want View, c *Container, view PIDView) *capability.Builder {
+	b := capability.Observe(n).Evidence("wanted: %s\nin %s: %s", want, c.Name, view.Evidence())
+	b.Check(view.View == want, "%s", view.View)
+	b.Check(view.View != want || view.Inside == "" || view.Inside == want,
+		"in the %s, but the processes it sees (ps) look like the %s", want, view.Inside)
+	return b
+}
+
+// RequireNode skips, saying why, a spec that must tell the node's
+// namespace when the node's namespaces cannot be established from here
+// (the suite in a container of its own, a remote endpoint): its verdict
+// would rest on nothing.
+func (f *Framework) RequireNode(want View) {
+	ginkgo.GinkgoHelper()
+	if want == ViewNode && f.Outside().Node == nil {
+		ginkgo.Skip("not judged: the node's namespace cannot be told from here: " + f.Outside().NoNode)
+	}
 }
 
 // NamespaceLink reads the /proc/self/ns/<kind> link ("ipc:[4026531839]")
@@ -342,18 +486,6 @@ func (f *Framework) NamespaceLink(ctx context.Context, c *Container, kind string
 		return "", fmt.Errorf("readlink /proc/self/ns/%s in %s: %s", kind, c.Name, r)
 	}
 	return strings.TrimSpace(r.Stdout), nil
-}
-
-// HostNamespaceLink is the suite process's own /proc/self/ns/<kind> link,
-// which stands for the host's when the runtime is on this machine (a unix
-// socket endpoint) and the suite runs in the host's namespaces; ok is false
-// otherwise (a remote endpoint cannot be decided this way).
-func HostNamespaceLink(endpoint, kind string) (link string, ok bool) {
-	if !strings.HasPrefix(endpoint, "unix://") {
-		return "", false
-	}
-	l, err := os.Readlink("/proc/self/ns/" + kind)
-	return l, err == nil
 }
 
 // StartTargetingDebug starts a PID TARGET debug container for a spec whose
@@ -382,5 +514,22 @@ func (f *Framework) StartTargetingDebug(ctx context.Context, n capability.Name, 
 		f.Checker.Record(capability.Observation{Capability: n, Outcome: capability.Blocked,
 			Observed: fmt.Sprintf("%s did not work: the TARGET debug container landed in the %s", dep, view.View), Evidence: view.Evidence()})
 	}
+	f.RequireExecInPlace(ctx, dbg)
 	return dbg, view
+}
+
+// RequireExecInPlace checks, before a spec observes through exec sessions
+// in c (ptrace, files through /proc, a story), that they run where c's own
+// process does; where they do not, there is nothing to check through them:
+// the spec's capabilities are recorded blocked by exec (whose own spec
+// carries the verdict) and the spec skips.
+func (f *Framework) RequireExecInPlace(ctx context.Context, c *Container) {
+	ginkgo.GinkgoHelper()
+	p, err := f.ObserveExec(ctx, c)
+	if err != nil {
+		f.Checker.Fail(fmt.Sprintf("observe where an exec session in %s runs: %v", c.Name, err))
+	}
+	if len(p.Differences) > 0 {
+		f.Checker.Block(capability.Exec, "exec sessions do not run where the container's own process does: "+strings.Join(p.Differences, "; "), p.Evidence)
+	}
 }

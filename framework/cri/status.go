@@ -2,6 +2,7 @@ package cri
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ectest/ectest/framework/capability"
 	"google.golang.org/grpc/codes"
@@ -51,8 +52,12 @@ var RefusalCodes = map[codes.Code]bool{
 // came from StartContainer; for RunPodSandbox, which creates and starts in
 // one call, it is false. A refusal counts only at the create call and with
 // one of RefusalCodes; anything else is its own observation, and a
-// deviation.
-func JudgeRefusal(created bool, err error) (capability.Outcome, string) {
+// deviation. Unknown is also what any plain error of a runtime failing for
+// its own reasons becomes, so it counts only with evidence that the
+// request itself was refused: its message names the request (about: the
+// target_id, the mode's value) or speaks of a target, a namespace or a
+// mode (RefusalTerms).
+func JudgeRefusal(created bool, err error, about ...string) (capability.Outcome, string) {
 	if err == nil {
 		return capability.Deviated, "accepted"
 	}
@@ -62,17 +67,33 @@ func JudgeRefusal(created bool, err error) (capability.Outcome, string) {
 		return capability.Deviated, fmt.Sprintf("accepted at CreateContainer, then failed at StartContainer with %s", code)
 	case !RefusalCodes[code]:
 		return capability.Deviated, fmt.Sprintf("failed with %s, a code of the runtime or transport, not a refusal of the request", code)
+	case code == codes.Unknown && !speaksOfRequest(status.Convert(err).Message(), about):
+		return capability.Deviated, "failed with Unknown, and the message speaks neither of the request's values nor of a target, namespace or mode: a runtime failing for its own reasons, not a refusal of the request"
 	}
 	return capability.Works, "rejected: " + code.String()
+}
+
+// RefusalTerms are words by which a refusal's message speaks of a
+// namespace request (matched without case).
+var RefusalTerms = []string{"target", "namespace", "mode"}
+
+func speaksOfRequest(message string, about []string) bool {
+	m := strings.ToLower(message)
+	for _, t := range append(append([]string(nil), RefusalTerms...), about...) {
+		if t != "" && strings.Contains(m, strings.ToLower(t)) {
+			return true
+		}
+	}
+	return false
 }
 
 // RefusalObservation records that a runtime answered a request of
 // capability n with err: "refused" when it is a refusal at create with a
 // refusal code (what a runtime that does not implement a mode must do),
 // deviated otherwise (see JudgeRefusal).
-func RefusalObservation(n capability.Name, created bool, err error) capability.Observation {
+func RefusalObservation(n capability.Name, created bool, err error, about ...string) capability.Observation {
 	obs := capability.Observation{Capability: n, Outcome: capability.Refused, Observed: "refused: " + StatusText(err), Evidence: StatusText(err)}
-	if outcome, observed := JudgeRefusal(created, err); outcome != capability.Works {
+	if outcome, observed := JudgeRefusal(created, err, about...); outcome != capability.Works {
 		obs.Outcome, obs.Observed = outcome, observed
 	}
 	return obs

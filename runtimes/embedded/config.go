@@ -33,6 +33,10 @@ type Options struct {
 	// Runsc adds gVisor as the runtime handler "runsc" (BinDir holds runsc
 	// and containerd-shim-runsc-v1; version 3 configs only).
 	Runsc bool
+	// RuncBinary, when set, is the program the runc handler runs as its
+	// OCI runtime instead of runc (the self-test's fault-injecting wrapper,
+	// fixtures/ocifault).
+	RuncBinary string
 	// Crun adds Debian's crun as the runtime handler "crun": the runc shim
 	// runs the wrapper ectest-crun (crunwrapper), a link to the running
 	// ectest binary in the run directory (version 3 configs only).
@@ -78,6 +82,9 @@ func containerdConfig(l layout, o Options) string {
 	if o.BinDir != "" {
 		runcBinary = o.BinDir + "/runc"
 	}
+	if o.RuncBinary != "" {
+		runcBinary = o.RuncBinary
+	}
 	r := strings.NewReplacer(
 		"@ROOT@", l.root(), "@STATE@", l.state(), "@SOCKET@", l.socket(),
 		"@SANDBOX@", o.SandboxImage, "@CNIBIN@", o.CNIBinDir, "@CNICONF@", l.cniConf(),
@@ -122,6 +129,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        BinaryName = "@RUNC@"
         Root = "@RUNCROOT@"
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]

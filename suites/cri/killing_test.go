@@ -113,17 +113,16 @@ var _ = Describe("Killing debug containers", framework.Label(framework.LabelCRI,
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 			obs := capability.Observation{Capability: capability.PIDTarget, Case: "the target ends"}
-			procs, ps, err := f.Processes(ctx, dbg)
-			Expect(err).NotTo(HaveOccurred())
-			if pid1 := pid1Of(procs); !strings.Contains(pid1, target.Marker) {
-				obs.Outcome, obs.Observed = capability.Deviated, "the debug container is not in the target's PID namespace: PID 1 is "+fmt.Sprintf("%q", pid1)
-				obs.Evidence = "ps in the debug container:\n" + ps
+			view := f.MustObservePIDs(ctx, dbg, target)
+			if view.View != cri.ViewTarget {
+				obs.Outcome, obs.Observed = capability.Deviated, "the debug container is not in the target's PID namespace: it is in the "+string(view.View)
+				obs.Evidence = view.Evidence()
 				f.Checker.Record(obs)
 				return
 			}
 			Expect(f.StopContainer(ctx, target)).To(Succeed())
 			st, err := f.WaitForState(ctx, dbg, runtimeapi.ContainerState_CONTAINER_EXITED, f.Timeouts.ContainerExit)
-			obs.Evidence = "before, ps in the debug container:\n" + ps
+			obs.Evidence = "before: " + view.Evidence()
 			if err != nil {
 				obs.Outcome, obs.Observed = capability.Deviated, "the target's namespace ended, but the debug container is not reported exited: "+err.Error()
 			} else {
@@ -251,11 +250,15 @@ func startStopScenario(ctx SpecContext, f *cri.Framework) *stopScenario {
 	})
 	Expect(err).NotTo(HaveOccurred(), "ps in the observer")
 	s.evidence = []string{"before: ps in the observer (PID TARGET, like the debug container):\n" + ps}
-	pid1 := pid1Of(procs)
-	if failure != nil || !strings.Contains(pid1, s.target.Marker) {
+	// The oracle decides where both are; ps counts the debug container's
+	// processes the observer sees.
+	dbgView := f.MustObservePIDs(ctx, s.dbg, s.target)
+	observerView := f.MustObservePIDs(ctx, s.observer, s.target)
+	if failure != nil || dbgView.View != cri.ViewTarget || observerView.View != cri.ViewTarget {
 		f.Checker.Record(capability.Observation{Capability: capability.PIDTarget, Case: "TARGET debug containers to stop", Outcome: capability.Deviated,
-			Observed: fmt.Sprintf("two containers targeting one target are not both in its PID namespace: PID 1 is %q, the debug container's processes seen: %d", pid1, len(withMarker(procs, s.dbg.Marker))),
-			Evidence: s.evidence[0]})
+			Observed: fmt.Sprintf("two containers targeting one target are not both in its PID namespace: the debug container is in the %s, the observer in the %s, and the observer sees %d of the debug container's 2 processes",
+				dbgView.View, observerView.View, len(withMarker(procs, s.dbg.Marker))),
+			Evidence: s.evidence[0] + "\ndebug: " + dbgView.Evidence() + "\nobserver: " + observerView.Evidence()})
 		return nil
 	}
 	return s

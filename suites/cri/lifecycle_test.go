@@ -14,7 +14,7 @@ import (
 )
 
 var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI, framework.LabelLifecycle), func() {
-	It("a debug container's whole life leaves the target's state, start time, PID and attempt unchanged, and the target keeps running after the debug container stops and is removed [LIFE-5]",
+	It("a debug container's whole life leaves the target's state, start time, PID and attempt unchanged: the target keeps running and answering while it is debugged and after the debug container stops and is removed [LIFE-5]",
 		framework.Label(string(capability.NoSideEffects), framework.LabelLinuxOnly), func(ctx SpecContext) {
 			f := newFramework(capability.NoSideEffects)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
@@ -25,10 +25,43 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			before, err := f.Status(ctx, target)
 			Expect(err).NotTo(HaveOccurred())
 
+			// The target's process, read from the node's /proc (none where a
+			// kernel of its own hides it): it must stay the same process,
+			// running, through the debug container's whole life.
+			ownBefore, err := f.Own(target)
+			Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
+
 			// The debug container's life: target it, look, signal nothing, stop, remove.
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 			f.MustExec(ctx, dbg, "ps", "-o", "pid,user,args")
 			f.MustExec(ctx, dbg, "sh", "-c", "ls /proc/*/root/ >/dev/null 2>&1; true")
+			// While the debug container lives, not only before and after: a
+			// target stopped while it is debugged, and resumed after, looks
+			// untouched from either end.
+			var during []string
+			var duringEvidence string
+			if len(ownBefore) > 0 {
+				now, err := f.Own(target)
+				Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
+				switch {
+				case len(now) == 0:
+					during = append(during, "while debugged: the target's process is gone")
+				case !f.Outside().Proc.Alive(ownBefore[0]):
+					during = append(during, fmt.Sprintf("while debugged: the target's process was replaced (PID %d started at %d, now %s)", ownBefore[0].PID, ownBefore[0].StartTime, now[0]))
+				case now[0].Stopped():
+					during = append(during, fmt.Sprintf("while debugged: the target's process is stopped (state %q, from the node's /proc)", now[0].State))
+				}
+				if len(now) > 0 {
+					duringEvidence = "while debugged, from the node's /proc: " + now[0].String()
+				}
+			}
+			if len(during) == 0 {
+				if info, err := f.TryTargetInfoFrom(ctx, observer, cri.TargetPort); err != nil {
+					during = append(during, "while debugged: the target does not answer: "+err.Error())
+				} else {
+					duringEvidence += fmt.Sprintf("\nwhile debugged, the target answers: pid=%d start=%s", info.PID, info.StartedAt)
+				}
+			}
 			Expect(f.StopContainer(ctx, dbg)).To(Succeed())
 			Expect(f.RemoveContainer(ctx, dbg)).To(Succeed())
 
@@ -55,9 +88,10 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			if after.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				changed = append(changed, "target is not running: "+after.State.String())
 			}
-			obs := capability.Observation{Capability: capability.NoSideEffects, Outcome: capability.Works, Observed: "target unchanged",
-				Evidence: fmt.Sprintf("before: state=%s started_at=%d attempt=%d pid=%d start=%s\nafter:  state=%s started_at=%d attempt=%d pid=%d start=%s",
-					before.State, before.StartedAt, before.Metadata.GetAttempt(), beforeInfo.PID, beforeInfo.StartedAt,
+			changed = append(during, changed...)
+			obs := capability.Observation{Capability: capability.NoSideEffects, Outcome: capability.Works, Observed: "target unchanged before, during and after",
+				Evidence: fmt.Sprintf("before: state=%s started_at=%d attempt=%d pid=%d start=%s\n%s\nafter:  state=%s started_at=%d attempt=%d pid=%d start=%s",
+					before.State, before.StartedAt, before.Metadata.GetAttempt(), beforeInfo.PID, beforeInfo.StartedAt, strings.TrimSpace(duringEvidence),
 					after.State, after.StartedAt, after.Metadata.GetAttempt(), afterInfo.PID, afterInfo.StartedAt)}
 			if len(changed) > 0 {
 				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(changed, "; ")

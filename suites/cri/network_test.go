@@ -8,6 +8,7 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/framework/oracle"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -22,7 +23,7 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 		framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly, framework.LabelWindows), func(ctx SpecContext) {
 			f := newFramework(capability.NetPod)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
-			f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
 			obs := capability.Observation{Capability: capability.NetPod}
 			if session.Windows() {
@@ -36,15 +37,23 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 				var err error
 				netns, err = f.NamespaceLink(ctx, dbg, "net")
 				Expect(err).NotTo(HaveOccurred())
-				hostNote = "the host's network namespace is not decidable remotely"
-				if host, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, "net"); ok {
-					hostNote = "host " + host
+				out := f.Outside()
+				hostNote = "the node's network namespace is unknown here: " + out.NoNode
+				if host, ok := out.NodeLink(oracle.Net); ok {
+					hostNote = "the node's " + host
 					if netns == host {
-						obs.Outcome, obs.Observed = capability.Deviated, "the sandbox's network namespace is the host's ("+host+")"
-						obs.Evidence = "debug container's network namespace " + netns + ", the host's " + host
+						obs.Outcome, obs.Observed = capability.Deviated, "the sandbox's network namespace is the node's ("+host+")"
+						obs.Evidence = "debug container's network namespace " + netns + ", the node's " + host + " (" + out.Node.How + ")"
 						f.Checker.Record(obs)
 						return
 					}
+				}
+				// Outside: the two containers' own processes must be in one
+				// network namespace, whatever answers on localhost.
+				if apart := apartFromOutside(f, oracle.Net, dbg, target); apart != "" {
+					obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "the debug container's network namespace is not the target's", apart
+					f.Checker.Record(obs)
+					return
 				}
 			}
 			info, err := f.TryTargetInfoFrom(ctx, dbg, cri.TargetPort)
@@ -87,7 +96,7 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 			f.Checker.Record(obs)
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
-	It("containers of a sandbox with IPC POD share System V IPC objects: a debug container finds the target's shared memory segment by key, a container of another sandbox does not [CRI-5] [WIN-1]",
+	It("containers of a sandbox with IPC POD share IPC objects: a debug container finds the target's System V segment by key and its POSIX shared memory in /dev/shm, a container of another sandbox finds neither [CRI-5] [WIN-1]",
 		framework.Label(string(capability.IPCPod), framework.LabelIPC, framework.LabelLinuxOnly), func(ctx SpecContext) {
 			if windowsBranch(ctx, capability.IPCPod) {
 				return
@@ -96,23 +105,30 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 			f.RequireDebugHelper()
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			key := shmKey(f.Token, 0x3c7e0000)
-			f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", ShmKey: key})
+			posix := "ectest-" + f.Token
+			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", ShmKey: key, PosixShm: posix})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
 			// The segment, holding the target's token, exists once the target serves.
 			info := f.TargetInfoFrom(ctx, dbg, cri.TargetPort)
 			// Under a runtime that puts pods in the host's IPC namespace the
-			// segment would outlive the spec there.
-			DeferCleanup(func(ctx SpecContext) { _, _, _ = f.Helper(ctx, dbg, helper.ModeShmRemove, key) }, NodeTimeout(f.Timeouts.Cleanup))
+			// segment and the object would outlive the spec there.
+			DeferCleanup(func(ctx SpecContext) {
+				_, _, _ = f.Helper(ctx, dbg, helper.ModeShmRemove, key)
+				_, _ = f.Exec(ctx, dbg, "rm", "-f", "/dev/shm/"+posix)
+			}, NodeTimeout(f.Timeouts.Cleanup))
 			inside, insideExec, err := f.Helper(ctx, dbg, helper.ModeShmFind, key)
+			Expect(err).NotTo(HaveOccurred())
+			insidePosix, err := f.Exec(ctx, dbg, "cat", "/dev/shm/"+posix)
 			Expect(err).NotTo(HaveOccurred())
 			// The negative control: a container of another sandbox.
 			other := f.RunSandbox(ctx, cri.SandboxOptions{})
 			outsider := f.StartDebug(ctx, other, cri.DebugOptions{Name: "outsider"})
 			outside, outsideExec, err := f.Helper(ctx, outsider, helper.ModeShmFind, key)
 			Expect(err).NotTo(HaveOccurred())
+			outsidePosix, err := f.Exec(ctx, outsider, "cat", "/dev/shm/"+posix)
+			Expect(err).NotTo(HaveOccurred())
 
-			// The namespaces' identities, by inode, as evidence beside the
-			// segment (and a deviation where they contradict sharing).
+			// The namespaces' identities, by inode, as each reports its own.
 			links := map[string]string{"target": info.Namespaces["ipc"]}
 			for name, c := range map[string]*cri.Container{"debug": dbg, "outsider": outsider} {
 				l, err := f.NamespaceLink(ctx, c, "ipc")
@@ -121,39 +137,61 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 				}
 				links[name] = l
 			}
-			hostNote := "the host's IPC namespace is not decidable remotely"
-			host, local := cri.HostNamespaceLink(env.RuntimeEndpoint, "ipc")
-			if local {
-				hostNote = "host " + host
+			out := f.Outside()
+			hostNote := "the node's IPC namespace is unknown here: " + out.NoNode
+			host, known := out.NodeLink(oracle.IPC)
+			if known {
+				hostNote = "the node's " + host
 			}
 			want := f.TargetToken("target")
 			var problems []string
 			if !inside.OK() || inside.Content != want {
-				problems = append(problems, fmt.Sprintf("the debug container does not find the target's segment (key %d): %s %s", key, inside.Result, inside.Content))
+				problems = append(problems, fmt.Sprintf("the debug container does not find the target's SysV segment (key %d): %s %s", key, inside.Result, inside.Content))
+			}
+			if insidePosix.ExitCode != 0 || insidePosix.Stdout != want {
+				problems = append(problems, fmt.Sprintf("the debug container does not find the target's POSIX shared memory /dev/shm/%s", posix))
 			}
 			if outside.Result != "ENOENT" {
 				problems = append(problems, fmt.Sprintf("a container of another sandbox finds segment key %d (%s %s): sandboxes share one IPC namespace", key, outside.Result, outside.Content))
 			}
-			isLink := func(l string) bool { return strings.HasPrefix(l, "ipc:[") }
-			if isLink(links["debug"]) && isLink(links["target"]) && links["debug"] != links["target"] {
-				problems = append(problems, "the debug container's IPC namespace is not the target's (by inode)")
+			if outsidePosix.ExitCode == 0 {
+				problems = append(problems, fmt.Sprintf("a container of another sandbox finds /dev/shm/%s: sandboxes share one /dev/shm", posix))
 			}
-			// An equal link in another sandbox is no deviation by itself: a
-			// runtime that gives each sandbox a kernel of its own (gVisor)
-			// numbers namespaces per kernel. On one kernel, equal links
-			// would show in the segment check above.
-			if local && links["debug"] == host {
-				problems = append(problems, "the sandbox's IPC namespace is the host's ("+host+")")
+			// Outside: the two containers' own processes decide whether they
+			// share the namespace; where they are not visible (gVisor
+			// numbers namespaces in a kernel of its own, so an equal link
+			// there says nothing), what each finds decides.
+			same, visible, evidence, err := f.SameFromOutside(oracle.IPC, dbg, target)
+			Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
+			if visible && !same {
+				problems = append(problems, "the debug container's IPC namespace is not the target's (from the node's /proc)")
 			}
-			obs := capability.Observation{Capability: capability.IPCPod, Outcome: capability.Works, Observed: "shared IPC namespace: the target's segment found by key",
-				Evidence: fmt.Sprintf("the target created SysV shm key %d holding %q\nIPC namespaces: target %s, debug %s, another sandbox's %s (%s)\nin the debug container:\n%s\nin a container of another sandbox:\n%s",
-					key, want, links["target"], links["debug"], links["outsider"], hostNote, insideExec, outsideExec)}
+			if visible && known {
+				if own, _ := f.Own(dbg); len(own) > 0 && own[0].Namespaces[oracle.IPC] == host {
+					problems = append(problems, "the sandbox's IPC namespace is the node's ("+host+")")
+				}
+			}
+			obs := capability.Observation{Capability: capability.IPCPod, Outcome: capability.Works, Observed: "shared IPC namespace: the target's SysV segment and POSIX shared memory found",
+				Evidence: fmt.Sprintf("%s\nthe target created SysV shm key %d and /dev/shm/%s, both holding %q\nIPC namespaces as each reports its own: target %s, debug %s, another sandbox's %s (%s)\nin the debug container:\n%s\n%s\nin a container of another sandbox:\n%s\n%s",
+					evidence, key, posix, want, links["target"], links["debug"], links["outsider"], hostNote, insideExec, insidePosix, outsideExec, outsidePosix)}
 			if len(problems) > 0 {
 				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
 			}
 			f.Checker.Record(obs)
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+// apartFromOutside says, with the evidence, that a's and b's own
+// processes are in different namespaces of kind k ("" when they share it,
+// or when they are not visible from the node's /proc).
+func apartFromOutside(f *cri.Framework, k oracle.Kind, a, b *cri.Container) string {
+	same, visible, evidence, err := f.SameFromOutside(k, a, b)
+	Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
+	if !visible || same {
+		return ""
+	}
+	return evidence
+}
 
 func containsAddr(cidrs []string, ip string) bool {
 	for _, c := range cidrs {

@@ -3,6 +3,7 @@ package cri_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,28 +13,34 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/framework/oracle"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framework.LabelLinuxOnly), func() {
-	// Whether a namespace is the host's is judged by what the debug
-	// container can reach of the host's: a TCP server the suite opens on
-	// the host's loopback (network), a SysV shared memory segment the suite
-	// makes in the host's IPC namespace (IPC). The namespace links are
-	// evidence only: a runtime that gives each sandbox a kernel of its own
-	// (gVisor's Sentry) numbers namespaces in that kernel, so a link unlike
-	// the host's says nothing there, while the host's objects do.
+	// Whether a namespace is the node's is judged by the oracle where the
+	// debug container's process is visible in the node's /proc: its
+	// namespace link against the node's reference process's (the server
+	// of the CRI socket, not the suite's own process, which may be in a
+	// container of its own). What the debug container can reach of the
+	// node's own objects is evidence beside it: a TCP server the suite
+	// opens on the node's loopback, a SysV segment it makes in the node's
+	// IPC namespace (both made from a thread that joined the node's
+	// namespace). Where the process is not visible (gVisor's Sentry, a
+	// kernel of its own that numbers namespaces itself), those objects
+	// decide, and the report says the inside view did.
 	DescribeTable("a sandbox with NODE mode is in the host's namespace, and so is a debug container in it: it reaches the host's own objects [CRI-5] [WIN-1]",
 		func(ctx SpecContext, n capability.Name, kind string, opts cri.SandboxOptions) {
 			if windowsBranch(ctx, n) {
 				return
 			}
 			f := newFramework(n)
-			host, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, kind)
+			out := f.Outside()
+			host, ok := out.NodeLink(oracle.Kind(kind))
 			if !ok {
-				Skip("the runtime is not on this machine: whether a namespace is the host's is not decidable remotely")
+				Skip("not judged: the node's namespace cannot be told from here: " + out.NoNode)
 			}
 			if kind == "ipc" {
 				f.RequireDebugHelper()
@@ -54,7 +61,8 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 			var what, evidence string
 			switch kind {
 			case "net":
-				srv := hostLoopbackServer(want)
+				srv, err := nodeLoopbackServer(out, want)
+				Expect(err).NotTo(HaveOccurred(), "opening a server on the node's loopback (the suite's environment)")
 				DeferCleanup(srv.Close)
 				url := "http://" + srv.Listener.Addr().String() + "/"
 				r, err := f.Exec(ctx, dbg, f.Tools.HTTPGet(url)...)
@@ -66,19 +74,37 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 				what, evidence = "a server on the host's loopback ("+url+")", r.String()
 			case "ipc":
 				key := shmKey(f.Token, 0x3c7f0000)
-				Expect(helper.CreateShm(key, want)).To(Succeed(), "making a SysV segment in the host's IPC namespace (the suite's environment)")
-				DeferCleanup(func() { _ = helper.RemoveShm(key) })
+				inNodeIPC := func(fn func() error) error { return out.Proc.Enter(out.Node.Process, oracle.IPC, fn) }
+				Expect(inNodeIPC(func() error { return helper.CreateShm(key, want) })).To(Succeed(), "making a SysV segment in the node's IPC namespace (the suite's environment)")
+				DeferCleanup(func() { _ = inNodeIPC(func() error { return helper.RemoveShm(key) }) })
 				res, r, err := f.Helper(ctx, dbg, helper.ModeShmFind, key)
 				Expect(err).NotTo(HaveOccurred())
 				reached = res.OK() && res.Content == want
 				what, evidence = fmt.Sprintf("the host's SysV shared memory segment key %d", key), r.String()
 			}
+			own, err := f.Own(dbg)
+			Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
 			obs := capability.Observation{Capability: n,
-				Evidence: fmt.Sprintf("the suite made %s holding %q; in the debug container:\n%s\nnamespace links: the debug container's %s, the host's %s (%s)", what, want, evidence, link, host, kernels)}
-			if reached {
-				obs.Outcome, obs.Observed = capability.Works, "host namespace: reaches "+what
+				Evidence: fmt.Sprintf("the suite made %s holding %q; in the debug container:\n%s\nnamespace links: the debug container's %s (its own /proc/self/ns), the node's %s (%s; %s)", what, want, evidence, link, host, out.Node.How, kernels)}
+			if len(own) > 0 {
+				// Outside: the debug container's own process decides.
+				ownLink := own[0].Namespaces[oracle.Kind(kind)]
+				obs.Evidence = fmt.Sprintf("decided outside, from the node's /proc: the debug container's process %s\n", own[0]) + obs.Evidence
+				switch {
+				case ownLink == host && reached:
+					obs.Outcome, obs.Observed = capability.Works, "node namespace: its process is in the node's namespace and reaches "+what
+				case ownLink == host:
+					obs.Outcome, obs.Observed = capability.Deviated, "its process is in the node's namespace, but it does not reach "+what
+				default:
+					obs.Outcome, obs.Observed = capability.Deviated, fmt.Sprintf("its process is in %s, not the node's %s (reaches %s: %v)", ownLink, host, what, reached)
+				}
 			} else {
-				obs.Outcome, obs.Observed = capability.Deviated, "a namespace of its own, not the host's: does not reach "+what
+				obs.Evidence = cri.InsideNote + "\n" + obs.Evidence
+				if reached {
+					obs.Outcome, obs.Observed = capability.Works, "node namespace: reaches "+what
+				} else {
+					obs.Outcome, obs.Observed = capability.Deviated, "a namespace of its own, not the node's: does not reach "+what
+				}
 			}
 			f.Checker.Record(obs)
 		},
@@ -94,9 +120,7 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 				return
 			}
 			f := newFramework(capability.PIDTarget, capability.PIDNode)
-			if _, ok := cri.HostNamespaceLink(env.RuntimeEndpoint, "pid"); !ok {
-				Skip("the runtime is not on this machine: whether a namespace is the host's is not decidable remotely")
-			}
+			f.RequireNode(cri.ViewNode)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{PID: runtimeapi.NamespaceMode_NODE})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: cri.Mode(runtimeapi.NamespaceMode_NODE)})
 			f.RecordPIDView(ctx, capability.PIDTarget, cri.ViewNode, sb,
@@ -104,12 +128,25 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
 
-// hostLoopbackServer answers every request with body, on the host's
-// loopback (127.0.0.1, a port of its own).
-func hostLoopbackServer(body string) *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+// nodeLoopbackServer answers every request with body, on the node's
+// loopback (127.0.0.1, a port of its own): its socket is opened from a
+// thread that joined the node's network namespace.
+func nodeLoopbackServer(out *cri.Outside, body string) (*httptest.Server, error) {
+	var l net.Listener
+	err := out.Proc.Enter(out.Node.Process, oracle.Net, func() (err error) {
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(body))
 	}))
+	_ = srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	return srv, nil
 }
 
 // shmKey is a SysV key of the spec's own (from its token) above base.

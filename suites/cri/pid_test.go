@@ -1,15 +1,10 @@
 package cri_test
 
 import (
-	"fmt"
-	"os"
-	"strings"
-
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -22,10 +17,8 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		sibling := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "sibling", Port: 8081})
-		_, view := f.RecordPIDView(ctx, capability.PIDTarget, cri.ViewTarget, sb,
+		f.RecordPIDView(ctx, capability.PIDTarget, cri.ViewTarget, sb,
 			cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID}, target, sibling)
-		_, selfVisible := view.PIDOf(f.DebugMarker("debug"))
-		Expect(selfVisible).To(BeTrue(), "the debug container must see its own process:\n%s", view.PS)
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("a debug container targeting a container of a POD-mode sandbox joins the pod namespace [CRI-2] [WIN-2]", framework.Label(string(capability.PIDTargetPod)), func(ctx SpecContext) {
@@ -49,16 +42,20 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: cri.Mode(runtimeapi.NamespaceMode_POD)})
 		other := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "other", PID: cri.Mode(runtimeapi.NamespaceMode_POD)})
 		// The observer sees the target and the other container; the other
-		// container sees the target and the observer: both views must be the pod's.
-		observer, view := f.RecordPIDView(ctx, capability.PIDPod, cri.ViewPod, sb,
-			cri.DebugOptions{Name: "observer", PID: cri.Mode(runtimeapi.NamespaceMode_POD)}, target, other)
-		if observer == nil {
+		// container sees the target and the observer: both views must be
+		// the pod's, with the same infra process as PID 1.
+		observer, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "observer", PID: cri.Mode(runtimeapi.NamespaceMode_POD)})
+		if err != nil {
+			f.Checker.Record(cri.RefusalObservation(capability.PIDPod, observer != nil, err))
 			return
 		}
-		otherView, err := f.ObservePIDs(ctx, other, target, observer)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(otherView.View).To(Equal(cri.ViewPod), "the other container of the POD-mode sandbox must see the same namespace:\n%s", otherView.PS)
-		Expect(pid1(otherView)).To(Equal(pid1(view)), "PID 1 must be the same infra process from every container")
+		view := f.MustObservePIDs(ctx, observer, target, other)
+		otherView := f.MustObservePIDs(ctx, other, target, observer)
+		b := cri.PIDObservation(capability.PIDPod, cri.ViewPod, observer, view)
+		b.Evidence("in other: %s", otherView.Evidence())
+		b.Check(otherView.View == cri.ViewPod, "the other container of the POD-mode sandbox is in the %s", otherView.View)
+		b.Check(view.Links["PID 1"] == otherView.Links["PID 1"], "PID 1 differs between the two containers: %s and %s", view.Links["PID 1"], otherView.Links["PID 1"])
+		f.Checker.Record(b.Done(string(view.View)))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("a container with PID CONTAINER is isolated and its own process is PID 1 [CRI-1] [WIN-1]", framework.Label(string(capability.PIDContainer)), func(ctx SpecContext) {
@@ -79,27 +76,28 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 		f := newFramework(capability.PIDNode)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{PID: runtimeapi.NamespaceMode_NODE})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: cri.Mode(runtimeapi.NamespaceMode_NODE)})
-		dbg, view := f.RecordPIDView(ctx, capability.PIDNode, cri.ViewNode, sb,
-			cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_NODE)}, target)
-		if dbg == nil || !strings.HasPrefix(env.RuntimeEndpoint, "unix://") {
+		f.RequireNode(cri.ViewNode)
+		dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_NODE)})
+		if err != nil {
+			f.Checker.Record(cri.RefusalObservation(capability.PIDNode, dbg != nil, err))
 			return
 		}
-		// A local runtime's host namespace is this machine's: the suite's own
-		// process must be visible under its own PID.
-		self := fmt.Sprintf("%d", os.Getpid())
-		found := false
-		for _, p := range view.Processes {
-			found = found || fmt.Sprint(p.PID) == self
-		}
-		Expect(found).To(BeTrue(), "the suite's own process (PID %s) is not visible from a PID NODE container:\n%s", self, view.PS)
+		view := f.MustObservePIDs(ctx, dbg, target)
+		b := cri.PIDObservation(capability.PIDNode, cri.ViewNode, dbg, view)
+		// What it sees inside must be the node's processes: the node's
+		// reference process (the runtime's own) under its node PID.
+		node := f.Outside().Node
+		b.Check(view.Inside == "" || view.Processes == nil || pidVisible(view, node.PID),
+			"the node's process PID %d (%s) is not visible from the PID NODE container", node.PID, node.Args)
+		f.Checker.Record(b.Done(string(view.View)))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
 
-func pid1(v cri.PIDView) string {
+func pidVisible(v cri.PIDView, pid int) bool {
 	for _, p := range v.Processes {
-		if p.PID == 1 {
-			return p.Args
+		if p.PID == pid {
+			return true
 		}
 	}
-	return ""
+	return false
 }

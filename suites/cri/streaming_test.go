@@ -13,7 +13,7 @@ import (
 )
 
 var _ = Describe("Streaming into debug containers", framework.Label(framework.LabelCRI, framework.LabelStreaming, framework.LabelLinuxOnly), func() {
-	It("ExecSync and streaming exec, with and without a TTY, run in a targeting debug container [CRI-8]", framework.Label(string(capability.Exec)), func(ctx SpecContext) {
+	It("ExecSync and streaming exec, with and without a TTY, run in a targeting debug container, in its own process's namespaces, user and capabilities [CRI-8]", framework.Label(string(capability.Exec)), func(ctx SpecContext) {
 		f := newFramework(capability.Exec)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
@@ -36,7 +36,19 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		if err != nil || !strings.Contains(res.Stdout, "tty-42") {
 			problems = append(problems, "streaming exec with TTY: no output from the shell")
 		}
-		obs := capability.Observation{Capability: capability.Exec, Outcome: capability.Works, Observed: "ExecSync and streaming exec work", Evidence: strings.Join(evidence, "\n")}
+		// Where the session runs, not only what it prints: an exec that
+		// lands outside the container's namespaces (or as another user, with
+		// other capabilities) makes every observation made through exec wrong.
+		placement, err := f.ObserveExec(ctx, dbg)
+		if err != nil {
+			problems = append(problems, "an exec session could not be observed: "+err.Error())
+		} else {
+			evidence = append(evidence, "where an exec session runs, judged "+placement.From+":\n"+placement.Evidence)
+			if len(placement.Differences) > 0 {
+				problems = append(problems, "the exec session does not run where the container's own process does: "+strings.Join(placement.Differences, "; "))
+			}
+		}
+		obs := capability.Observation{Capability: capability.Exec, Outcome: capability.Works, Observed: "ExecSync and streaming exec work, and run where the container's own process does", Evidence: strings.Join(evidence, "\n")}
 		if len(problems) > 0 {
 			obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
 		}

@@ -29,7 +29,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: id})
 			obs := capability.Observation{Capability: capability.TargetIDValidation, Case: name}
 			if err != nil {
-				obs.Outcome, obs.Observed = cri.JudgeRefusal(dbg != nil, err)
+				obs.Outcome, obs.Observed = cri.JudgeRefusal(dbg != nil, err, id)
 				obs.Evidence = cri.StatusText(err)
 			} else {
 				obs.Outcome, obs.Observed = capability.Deviated, "accepted"

@@ -1,0 +1,118 @@
+package cri
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ectest/ectest/framework/oracle"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// ExecPlacement is where an exec session ran, against the container's own
+// process: runtimes build an exec's process from their own copy of the
+// container's spec (and sandboxed runtimes route it through an agent), so
+// the two can differ, and an exec that lands elsewhere makes every
+// observation made through exec wrong.
+type ExecPlacement struct {
+	// Differences list where the session differs from the container's own
+	// process (namespaces, user, capabilities, id maps); none when it runs
+	// where the container does.
+	Differences []string
+	// From says whose view it was ("outside, ..." or InsideNote).
+	From     string
+	Evidence string
+}
+
+// ObserveExec starts an exec session in c that stays until it has been
+// read, reads it and the container's own process from the node's /proc,
+// ends it, and compares the two. Where the container's processes are not
+// visible from the node (a kernel of its own), the session compares its
+// own namespace links with the container's process's from inside.
+func (f *Framework) ObserveExec(ctx context.Context, c *Container) (ExecPlacement, error) {
+	own, err := f.Own(c)
+	if err != nil {
+		return ExecPlacement{}, err
+	}
+	if len(own) == 0 {
+		return f.observeExecInside(ctx, c)
+	}
+	marker := "ectest-exec-" + f.Token + "-" + randomToken()
+	type result struct {
+		r   ExecResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := f.Exec(ctx, c, "sh", "-c", "sleep 60; : "+marker)
+		done <- result{r, err}
+	}()
+	var session []oracle.Process
+	var early *result
+	pollErr := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, f.Timeouts.ContainerReady, true, func(context.Context) (bool, error) {
+		select {
+		case r := <-done:
+			early = &r
+			return true, nil
+		default:
+		}
+		session, err = f.Outside().Find(marker)
+		return err != nil || len(session) > 0, err
+	})
+	for _, p := range session {
+		_ = killProcess(p.PID)
+	}
+	if early == nil {
+		r := <-done
+		early = &r
+	}
+	switch {
+	case pollErr != nil && len(session) == 0:
+		return ExecPlacement{}, fmt.Errorf("the exec session (marker %s) never showed in the node's /proc within %s: %v; the exec: %v %s", marker, f.Timeouts.ContainerReady, pollErr, early.err, early.r)
+	case len(session) == 0:
+		return ExecPlacement{}, fmt.Errorf("the exec session ended before it could be read: %v\n%s", early.err, early.r)
+	}
+	p := ExecPlacement{From: "outside, from the node's /proc"}
+	var ev []string
+	ev = append(ev, fmt.Sprintf("the container's own process: %s", own[0]))
+	for _, s := range session {
+		ev = append(ev, fmt.Sprintf("the exec session's process: %s", s))
+		for _, d := range oracle.Differences(own[0], s) {
+			p.Differences = append(p.Differences, fmt.Sprintf("PID %d: %s", s.PID, d))
+		}
+	}
+	p.Evidence = strings.Join(ev, "\n")
+	return p, nil
+}
+
+// observeExecInside compares, from inside, the namespace links of an exec
+// session with those of the container's own process (found by its marker).
+func (f *Framework) observeExecInside(ctx context.Context, c *Container) (ExecPlacement, error) {
+	procs, raw, err := f.Processes(ctx, c)
+	if err != nil {
+		return ExecPlacement{}, err
+	}
+	pid := 0
+	for _, p := range procs {
+		if strings.Contains(p.Args, c.Marker) {
+			pid = p.PID
+			break
+		}
+	}
+	if pid == 0 {
+		return ExecPlacement{}, fmt.Errorf("the container's own process (marker %s) is not visible from its exec session:\n%s", c.Marker, raw)
+	}
+	script := `for k in pid net ipc mnt uts user cgroup; do echo "$k $(readlink /proc/self/ns/$k) $(readlink /proc/$1/ns/$k)"; done`
+	r, err := f.Exec(ctx, c, "sh", "-c", script, "ectest", fmt.Sprint(pid))
+	if err != nil {
+		return ExecPlacement{}, err
+	}
+	p := ExecPlacement{From: InsideNote, Evidence: fmt.Sprintf("kind, the exec session's link, the container's own process's (PID %d inside):\n%s", pid, r.Stdout)}
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && f[1] != f[2] {
+			p.Differences = append(p.Differences, fmt.Sprintf("%s namespace %s, not %s", f[0], f[1], f[2]))
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,95 @@
+package cri
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ectest/ectest/framework/oracle"
+)
+
+// Outside is the node seen from outside the containers under test: its
+// /proc, which the runtime does not control, and the process whose
+// namespaces are the node's (oracle.Node). Verdicts on namespaces rest on
+// it wherever the sandbox's processes are visible there.
+type Outside struct {
+	Proc oracle.Proc
+	// Node is the node's reference process; nil when it cannot be
+	// established from here (NoNode says why): host modes are then not
+	// judged.
+	Node   *oracle.Node
+	NoNode string
+}
+
+// Outside is the session's view of the node, established once: the
+// node's reference is the server of a unix-socket endpoint (the runtime
+// itself, or whatever serves its CRI on the node), read through the
+// socket's peer credentials. A remote or named-pipe endpoint has none.
+func (s *Session) Outside() *Outside {
+	s.outsideOnce.Do(func() {
+		o := &Outside{Proc: oracle.Host()}
+		path, ok := strings.CutPrefix(s.Endpoint, "unix://")
+		switch {
+		case s.Windows():
+			o.NoNode = "a Windows node has no Linux namespaces to compare"
+		case !ok:
+			o.NoNode = fmt.Sprintf("the endpoint %s is not a unix socket on this machine: the node's namespaces cannot be read from here", s.Endpoint)
+		default:
+			node, err := o.Proc.NodeBySocket(path)
+			if err != nil {
+				o.NoNode = err.Error()
+			} else {
+				o.Node = &node
+			}
+		}
+		s.outside = o
+	})
+	return s.outside
+}
+
+// NodeLink is the node's namespace link of kind k.
+func (o *Outside) NodeLink(k oracle.Kind) (string, bool) {
+	if o.Node == nil {
+		return "", false
+	}
+	l, ok := o.Node.Namespaces[k]
+	return l, ok && l != ""
+}
+
+// Find reads the processes carrying marker (none when the sandbox's
+// processes are not visible from here, as with a runtime that has a kernel
+// of its own).
+func (o *Outside) Find(marker string) ([]oracle.Process, error) {
+	if marker == "" {
+		return nil, nil
+	}
+	return o.Proc.Find(marker)
+}
+
+// Own reads the container's own processes (its marker) from outside; nil
+// when they are not visible from here.
+func (f *Framework) Own(c *Container) ([]oracle.Process, error) {
+	return f.Outside().Find(c.Marker)
+}
+
+// InsideNote is what a report says when the inside view decided.
+const InsideNote = "from inside the containers: none of the sandbox's processes is visible in the /proc this suite reads (a runtime with a kernel of its own hides them, as gVisor's Sentry does; so does running the suite outside the node's PID namespace)"
+
+// SameFromOutside compares the namespace of kind k of a's and b's own
+// processes, read from the node's /proc. visible is false when either's
+// processes are not visible from here (the inside view must decide then);
+// evidence names both processes.
+func (f *Framework) SameFromOutside(k oracle.Kind, a, b *Container) (same, visible bool, evidence string, err error) {
+	pa, err := f.Own(a)
+	if err != nil {
+		return false, false, "", err
+	}
+	pb, err := f.Own(b)
+	if err != nil {
+		return false, false, "", err
+	}
+	if len(pa) == 0 || len(pb) == 0 {
+		return false, false, InsideNote, nil
+	}
+	evidence = fmt.Sprintf("from the node's /proc: %s's process %s\n%s's process %s", a.Name, pa[0], b.Name, pb[0])
+	return oracle.Same(k, pa[0], pb[0]), true, evidence, nil
+}
