@@ -23,6 +23,14 @@ bad=$($go list -f '{{join .Imports "\n"}}' ./framework/capability | grep '^githu
 if [ -n "$bad" ]; then
   echo "framework/capability must be a leaf, imports: $bad"; exit 1
 fi
+bad=$($go list -f '{{join .Imports "\n"}}' ./framework/oracle | grep '^github.com/ectest/ectest/' || true)
+if [ -n "$bad" ]; then
+  echo "framework/oracle must be a leaf, imports: $bad"; exit 1
+fi
+# A spec checks everything, then records its observation once: an
+# assertion after Checker.Record (or a Record... helper) turns a judgement
+# already made into the run's own error.
+$go run ./internal/recordlast/cmd suites
 for s in suites/*/; do
   bad=$($go list -test -f '{{join .Imports "\n"}}' "./$s" 2>/dev/null | grep '^github.com/ectest/ectest/suites/' | grep -v "suites/$(basename "$s")" || true)
   if [ -n "$bad" ]; then

@@ -383,7 +383,8 @@ func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 	}
 	return &kube.Session{
 		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts, RuntimeClass: e.RuntimeClass, Node: e.DefaultNode,
-		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster, Environment: clusterCheck(client, e.Registry)},
+		OwnDebugImage: images.Built(e.Images[images.Debug], images.Debug, e.Registry),
+		Checker:       &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster, Environment: clusterCheck(client, e.Registry)},
 	}, nil
 }
 

@@ -54,6 +54,9 @@ type Session struct {
 	// whose kubelet is the cluster's own release, so the cluster layer's
 	// verdicts are never a skewed kubelet's.
 	Node string
+	// OwnDebugImage says the debug image is the suite's own, which carries
+	// ectest-helper: the node observer (NodeReport) runs it.
+	OwnDebugImage bool
 }
 
 // Framework is one spec's view of the cluster: its own namespace, deleted
@@ -68,6 +71,8 @@ type Framework struct {
 	// Node is where the spec's pods run (the session's unless the spec
 	// places them, see OnNode).
 	Node string
+	// observers are the spec's node observers, by node name (NodeReport).
+	observers map[string]string
 }
 
 // New creates the spec's namespace and registers its deletion. labels are

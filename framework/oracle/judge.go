@@ -104,7 +104,10 @@ func JudgePID(s PIDSubjects) (View, string) {
 	case s.Target != nil && self.InnerPID() != 1:
 		return ViewOther, fmt.Sprintf("it is not in the target's %s, nor in a namespace of its own: its process is PID %d of %s", s.Target.Namespaces[PID], self.InnerPID(), d)
 	}
-	// Nobody shares d, and the observer is PID 1 of it.
+	// Nobody shares d.
+	if self.InnerPID() != 1 {
+		return ViewOther, fmt.Sprintf("it shares %s with no other container, yet its process is PID %d there, not PID 1", d, self.InnerPID())
+	}
 	if s.Node == nil {
 		// Without the node's identity an own namespace and the node's
 		// cannot be told apart here only if the observer could be the

@@ -167,3 +167,13 @@ func TestNodeBySocket(t *testing.T) {
 		t.Error("a socket nobody serves gave a node")
 	}
 }
+
+func TestJudgePIDOwnNeedsPID1(t *testing.T) {
+	sibling := proc(20, 1, "pid:[20]")
+	if v, why := JudgePID(PIDSubjects{Observer: []Process{proc(30, 5, "pid:[30]")}, Siblings: []Process{sibling}}); v != ViewOther {
+		t.Errorf("an observer that is not PID 1 and shares nothing: %q (%s)", v, why)
+	}
+	if v, _ := JudgePID(PIDSubjects{Observer: []Process{proc(30, 1, "pid:[30]")}, Siblings: []Process{sibling}}); v != ViewOwn {
+		t.Errorf("an isolated observer: %q", v)
+	}
+}

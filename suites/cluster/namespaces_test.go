@@ -12,6 +12,7 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
+	"github.com/ectest/ectest/framework/oracle"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +24,7 @@ import (
 // here through a real kubelet and recorded in the matrix's cluster column.
 const (
 	netPodText     = "an ephemeral container shares the pod's network: the target's port on localhost, the pod IP and the pod's hostname [CRI-5]"
-	ipcPodText     = "an ephemeral container shares the pod's System V IPC objects [CRI-5]"
+	ipcPodText     = "an ephemeral container shares the pod's IPC objects, System V and POSIX (/dev/shm), and another pod's container shares neither [CRI-5]"
 	procRootFSText = "an ephemeral container targeting a container reads its files through /proc/<pid>/root [CRI-6]"
 )
 
@@ -45,8 +46,11 @@ func netPod(ctx SpecContext, at placement) {
 	f := at.framework(ctx, capability.NetPod)
 	framework.SkipOnWindows(env.Runtime.OS)
 	pod := f.RunPod(ctx, targetPod(f))
-	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
+	pod = f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
+	// The oracle first: the two containers' processes, read on the node.
+	apart := apartOnNode(ctx, f, pod, oracle.Net, f.DebugMarker("debugger"), f.TargetMarker("target"))
 	observe(f, capability.NetPod, "shared network namespace", func() {
+		Expect(apart).To(BeEmpty(), "the ephemeral container's network namespace is not the target's (from the node)")
 		out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", "http://localhost:8080/info")
 		Expect(err).NotTo(HaveOccurred(), "GET localhost:8080/info from the ephemeral container")
 		var info targetinfo.Info
@@ -76,10 +80,11 @@ func ipcPod(ctx SpecContext, at placement) {
 	}
 	key, err := helper.KeyFor(f.Token, 0x3c7f0000)
 	Expect(err).NotTo(HaveOccurred())
+	posix := "ectest-" + f.Token
 	pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) {
-		p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("--shm-key=%d", key))
+		p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("--shm-key=%d", key), "--posix-shm="+posix)
 	}))
-	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
+	pod = f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
 	// Under a node that puts pods in the host's IPC namespace the segment
 	// would outlive the pod there.
 	DeferCleanup(func(ctx SpecContext) {
@@ -101,14 +106,40 @@ func ipcPod(ctx SpecContext, at placement) {
 		Expect(perr).NotTo(HaveOccurred(), "%s in %s/%s: %v\n%s%s", helper.ModeShmFind, podName, container, err, out, stderr)
 		return r, strings.TrimSpace(out)
 	}
-	observe(f, capability.IPCPod, "shared IPC namespace: the target's segment found by key, not from another pod", func() {
+	apart := apartOnNode(ctx, f, pod, oracle.IPC, f.DebugMarker("debugger"), f.TargetMarker("target"))
+	cat := func(podName, container string) (string, error) {
+		out, _, err := f.Exec(ctx, podName, container, nil, false, "cat", "/dev/shm/"+posix)
+		return out, err
+	}
+	observe(f, capability.IPCPod, "shared IPC namespace: the target's SysV segment and POSIX shared memory found, neither from another pod", func() {
+		Expect(apart).To(BeEmpty(), "the ephemeral container's IPC namespace is not the target's (from the node)")
 		inside, insideOut := find(pod.Name, "debugger")
 		outside, outsideOut := find(outsider.Name, "outsider")
+		insidePosix, err := cat(pod.Name, "debugger")
+		Expect(err == nil && insidePosix == f.Token+"-target").To(BeTrue(), "the ephemeral container does not find the target's POSIX shared memory /dev/shm/%s: %q %v", posix, insidePosix, err)
+		_, err = cat(outsider.Name, "outsider")
+		Expect(err).To(HaveOccurred(), "a container of another pod finds /dev/shm/%s: pods share one /dev/shm", posix)
 		Expect(inside.OK() && inside.Content == f.Token+"-target").To(BeTrue(),
 			"the ephemeral container does not find the target's SysV segment (key %d): %s", key, insideOut)
 		Expect(outside.Result).To(Equal("ENOENT"),
 			"a container of another pod finds the segment (key %d): pods share one IPC namespace: %s", key, outsideOut)
 	})
+}
+
+// apartOnNode says, with the evidence, that the processes carrying markers
+// a and b are in different namespaces of kind k, as the node observer
+// reads them ("" when they share it, or when the observer cannot tell:
+// then the checks inside the containers decide, as before).
+func apartOnNode(ctx SpecContext, f *kube.Framework, pod *corev1.Pod, k oracle.Kind, a, b string) string {
+	report, unavailable := f.NodeReport(ctx, pod, a, b)
+	if unavailable != "" || len(report.Found[a]) == 0 || len(report.Found[b]) == 0 {
+		return ""
+	}
+	pa, pb := report.Found[a][0], report.Found[b][0]
+	if oracle.Same(k, pa, pb) {
+		return ""
+	}
+	return fmt.Sprintf("judged %s:\n%s\n%s", kube.ObserverFrom, pa, pb)
 }
 
 // procRootFS: a targeting ephemeral container reads the target's files

@@ -8,6 +8,7 @@ import (
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
 	"github.com/ectest/ectest/framework/kube"
+	"github.com/ectest/ectest/framework/oracle"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -68,7 +69,8 @@ var _ = Describe("Targeting through the kubelet", framework.Label(framework.Labe
 })
 
 // pidView: an ephemeral container of a pod with the mode's PID sharing and
-// target sees the processes the mode gives it.
+// target is where the mode puts it, judged by the oracle from the node
+// (nodePIDView), and sees what that namespace shows (ps inside).
 func pidView(ctx SpecContext, at placement, mode pidMode) {
 	share, target, n, want := mode.share, mode.target, mode.n, mode.want
 	f := at.framework(ctx, n)
@@ -76,50 +78,81 @@ func pidView(ctx SpecContext, at placement, mode pidMode) {
 		p.Spec.ShareProcessNamespace = &share
 		p.Spec.Containers = append(p.Spec.Containers, f.TargetContainer("sibling", 8081))
 	}))
-	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
+	pod = f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
 	procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
 	Expect(err).NotTo(HaveOccurred())
 	m := cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Siblings: []string{f.TargetMarker("sibling")}, Helpers: cri.DebugHelpers}
 	if target == "" {
 		m.Target, m.Siblings = "", []string{f.TargetMarker("target"), f.TargetMarker("sibling")}
-		if !share {
-			m.Siblings = nil // an isolated container must see neither
-		}
 	}
-	view := cri.Classify(procs, m)
+	inside := cri.Classify(procs, cri.Markers{Self: m.Self, Target: m.Target, Siblings: map[bool][]string{true: m.Siblings}[target != "" || share], Helpers: m.Helpers})
 	if target == "" && !share {
 		for _, p := range procs {
 			if p.PID != 1 && (strings.Contains(p.Args, f.TargetMarker("target")) || strings.Contains(p.Args, f.TargetMarker("sibling"))) {
-				view = cri.ViewOther
+				inside = cri.ViewOther
 			}
 		}
 	}
-	obs := capability.Observation{Capability: n, Outcome: capability.Works, Observed: string(view),
-		Evidence: fmt.Sprintf("shareProcessNamespace=%v targetContainerName=%q; wanted %s\nps in the ephemeral container:\n%s", share, target, want, raw)}
-	if view != want {
-		obs.Outcome = capability.Deviated
+	view, why, from, _ := nodePIDView(ctx, f, pod, m, inside)
+	b := capability.Observe(n).Evidence("shareProcessNamespace=%v targetContainerName=%q; wanted %s\njudged %s: %s\nps in the ephemeral container:\n%s", share, target, want, from, why, raw)
+	b.Check(view == want, "%s", view)
+	b.Check(view != want || inside == want, "in the %s, but the processes it sees (ps) look like the %s", want, inside)
+	f.Checker.Record(b.Done(string(view)))
+}
+
+// nodePIDView judges where the ephemeral container (m.Self) is: by the
+// oracle, from the node observer's report (kube.NodeReport), where the
+// pod's processes are visible there; else by inside, what ps in the
+// container looks like, and from says which.
+func nodePIDView(ctx SpecContext, f *kube.Framework, pod *corev1.Pod, m cri.Markers, inside cri.View) (view cri.View, why, from string, node *oracle.Node) {
+	markers := append([]string{m.Self}, m.Siblings...)
+	if m.Target != "" {
+		markers = append(markers, m.Target)
 	}
-	f.Checker.Record(obs)
+	report, unavailable := f.NodeReport(ctx, pod, markers...)
+	if unavailable == "" {
+		subjects, missing := report.Subjects(m.Self, m.Target, m.Siblings...)
+		if len(missing) == 0 {
+			view, why = oracle.JudgePID(subjects)
+			nodeText := "unknown: " + report.NoNode
+			if report.Node != nil {
+				nodeText = report.Node.How + ", " + report.Node.Namespaces[oracle.PID]
+			}
+			var procs []string
+			for _, mk := range markers {
+				for _, p := range report.Found[mk] {
+					procs = append(procs, p.String())
+				}
+			}
+			return view, fmt.Sprintf("%s\nthe node: %s\n%s", why, nodeText, strings.Join(procs, "\n")), kube.ObserverFrom, report.Node
+		}
+		unavailable = fmt.Sprintf("the node observer sees no process of %v (a runtime with a kernel of its own hides them)", missing)
+	}
+	return inside, "the processes ps shows inside look like the " + string(inside), "from inside the ephemeral container: " + unavailable, nil
 }
 
 // hostPIDView: an ephemeral container of a hostPID pod is in the node's
-// PID namespace, where it sees the kubelet, whatever its target.
+// PID namespace, the kubelet's (judged by the oracle from the node), where
+// it sees the kubelet, whatever its target.
 func hostPIDView(ctx SpecContext, at placement, target string) {
 	f := at.privilegedFramework(ctx, capability.PIDNode)
 	pod := f.RunPod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.HostPID = true }))
-	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
+	pod = f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", target))
 	procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
 	Expect(err).NotTo(HaveOccurred())
-	view := cri.Classify(procs, cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Helpers: cri.DebugHelpers})
+	m := cri.Markers{Self: f.DebugMarker("debugger"), Target: f.TargetMarker("target"), Helpers: cri.DebugHelpers}
+	inside := cri.Classify(procs, m)
 	kubelet := false
 	for _, p := range procs {
 		kubelet = kubelet || strings.HasPrefix(p.Args, "kubelet ") || strings.Contains(p.Args, "/kubelet ")
 	}
-	obs := capability.Observation{Capability: capability.PIDNode, Case: fmt.Sprintf("targetContainerName=%q", target), Outcome: capability.Works, Observed: string(view),
-		Evidence: fmt.Sprintf("hostPID=true targetContainerName=%q; kubelet visible: %v\nps in the ephemeral container:\n%s", target, kubelet, raw)}
-	if view != cri.ViewNode || !kubelet {
-		obs.Outcome = capability.Deviated
-		obs.Observed = fmt.Sprintf("%s, kubelet visible: %v", view, kubelet)
+	view, why, from, node := nodePIDView(ctx, f, pod, m, inside)
+	if from == kube.ObserverFrom && node == nil {
+		Skip("not judged: the node observer does not see the node's kubelet, so the node's PID namespace cannot be told:\n" + why)
 	}
-	f.Checker.Record(obs)
+	b := capability.Observe(capability.PIDNode).Case(fmt.Sprintf("targetContainerName=%q", target)).
+		Evidence("hostPID=true targetContainerName=%q; kubelet visible inside: %v\njudged %s: %s\nps in the ephemeral container:\n%s", target, kubelet, from, why, raw)
+	b.Check(view == cri.ViewNode, "%s", view)
+	b.Check(kubelet, "the kubelet is not visible from the ephemeral container")
+	f.Checker.Record(b.Done(string(view)))
 }

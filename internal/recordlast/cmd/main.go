@@ -1,0 +1,24 @@
+// Command recordlast is make verify's check that no suite asserts after
+// recording its observation (see package recordlast).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ectest/ectest/internal/recordlast"
+)
+
+func main() {
+	findings, err := recordlast.Check(os.Args[1:]...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ectest: recordlast:", err)
+		os.Exit(2)
+	}
+	for _, f := range findings {
+		fmt.Println(f)
+	}
+	if len(findings) > 0 {
+		os.Exit(1)
+	}
+}
