@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/programs/helper"
@@ -99,4 +100,66 @@ func (f *Framework) waitPodErr(ctx context.Context, name string, cond func(*core
 		return last, fmt.Errorf("%v; status:\n%s", err, statusJSON(last))
 	}
 	return last, nil
+}
+
+// ExecPlacement is where an exec session through the API server ran,
+// against the container's own process, as the node observer reads them.
+type ExecPlacement struct {
+	// Differences list where the session differs from the container's own
+	// process (namespaces, user, capabilities, id maps).
+	Differences []string
+	Evidence    string
+}
+
+// ObserveExec starts an exec session in container (whose own process
+// carries ownMarker) that stays until the node observer has read it, then
+// ends it from the node and compares the two. unavailable says why the
+// node could not be asked (see NodeReport): exec is then judged by its
+// bytes alone.
+func (f *Framework) ObserveExec(ctx context.Context, pod *corev1.Pod, container, ownMarker string) (p ExecPlacement, unavailable string, err error) {
+	marker := "ectest-exec-" + f.Token + "-" + container
+	execCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := f.Exec(execCtx, pod.Name, container, nil, false, "sh", "-c", "sleep 60; : "+marker)
+		done <- err
+	}()
+	var report oracle.Report
+	pollErr := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			return false, fmt.Errorf("the exec session ended before the node observer saw it: %v", err)
+		default:
+		}
+		report, unavailable = f.NodeReport(ctx, pod, ownMarker, marker)
+		return unavailable != "" || len(report.Found[marker]) > 0, nil
+	})
+	if unavailable != "" {
+		return p, unavailable, nil
+	}
+	session, own := report.Found[marker], report.Found[ownMarker]
+	// End the session from the node, whatever was seen.
+	if len(session) > 0 {
+		args := []string{"kill", "-9"}
+		for _, s := range session {
+			args = append(args, fmt.Sprint(s.PID))
+		}
+		_, _, _ = f.Exec(ctx, f.observers[pod.Spec.NodeName], "observer", nil, false, args...)
+	}
+	switch {
+	case pollErr != nil:
+		return p, "", fmt.Errorf("the exec session (marker %s) never showed on the node within %s: %v", marker, f.Timeouts.ContainerReady, pollErr)
+	case len(own) == 0:
+		return p, "the node observer sees no process of the container (a runtime with a kernel of its own hides them)", nil
+	}
+	ev := []string{"the container's own process: " + own[0].String()}
+	for _, s := range session {
+		ev = append(ev, "the exec session's process: "+s.String())
+		for _, d := range oracle.Differences(own[0], s) {
+			p.Differences = append(p.Differences, fmt.Sprintf("PID %d: %s", s.PID, d))
+		}
+	}
+	p.Evidence = "judged " + ObserverFrom + ":\n" + strings.Join(ev, "\n")
+	return p, "", nil
 }

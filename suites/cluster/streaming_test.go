@@ -13,7 +13,7 @@ import (
 )
 
 const (
-	streamExecText   = "exec into an ephemeral container by name [API-10] [CRI-8]"
+	streamExecText   = "exec into an ephemeral container by name runs there, where its own process is [API-10] [CRI-8]"
 	streamAttachText = "attach with stdin and a TTY to an ephemeral container's shell [API-10] [CRI-8]"
 )
 
@@ -26,11 +26,19 @@ var _ = Describe("Streaming into ephemeral containers through the API server", f
 func streamExec(ctx SpecContext, at placement) {
 	f := at.framework(ctx, capability.Exec)
 	pod := f.RunPod(ctx, targetPod(f))
-	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
-	observe(f, capability.Exec, "exec through the API server works", func() {
+	pod = f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
+	// Where the session runs, read on the node: it must be where the
+	// ephemeral container's own process is.
+	placement, unavailable, perr := f.ObserveExec(ctx, pod, "debugger", f.DebugMarker("debugger"))
+	observe(f, capability.Exec, "exec through the API server works, where the container's own process is", func() {
 		out, stderr, err := f.Exec(ctx, pod.Name, "debugger", strings.NewReader("hello-"+f.Token), false, "cat")
 		Expect(err).NotTo(HaveOccurred(), stderr)
 		Expect(out).To(Equal("hello-" + f.Token))
+		Expect(perr).NotTo(HaveOccurred(), "an exec session could not be observed on the node")
+		Expect(placement.Differences).To(BeEmpty(), "the exec session does not run where the container's own process does:\n%s", placement.Evidence)
+		if unavailable != "" {
+			AddReportEntry("exec placement not judged", unavailable)
+		}
 	})
 }
 
