@@ -177,3 +177,34 @@ func TestJudgePIDOwnNeedsPID1(t *testing.T) {
 		t.Errorf("an isolated observer: %q", v)
 	}
 }
+
+// A report read on a node decides like the suite's own reading: the
+// observer's processes by marker, PID 1 of its namespace, the kubelet.
+func TestReportObserveAndSubjects(t *testing.T) {
+	p := writeFake(t,
+		fakeProcess{pid: 1, args: []string{"/sbin/init"}, nspid: []int{1}, pidNS: "pid:[1]"},
+		fakeProcess{pid: 7, args: []string{"/usr/bin/kubelet", "--config=/var/lib/kubelet/config.yaml"}, nspid: []int{7}, pidNS: "pid:[1]"},
+		fakeProcess{pid: 40, args: []string{"/pause"}, nspid: []int{40, 1}, pidNS: "pid:[5]"},
+		fakeProcess{pid: 41, args: []string{"/target", "--token=t-target"}, nspid: []int{41, 2}, pidNS: "pid:[5]"},
+		fakeProcess{pid: 42, args: []string{"sh", "-c", "sleep 86400 & wait", "ectest-debug-t-debugger"}, nspid: []int{42, 3}, pidNS: "pid:[5]"},
+	)
+	r, err := p.Observe("kubelet", []string{"ectest-debug-t-debugger", "--token=t-target", "--token=t-sibling"})
+	must(t, err)
+	if r.Node == nil || r.Node.PID != 7 {
+		t.Fatalf("node %+v (%s)", r.Node, r.NoNode)
+	}
+	s, missing := r.Subjects("ectest-debug-t-debugger", "", "--token=t-target", "--token=t-sibling")
+	if len(missing) != 1 || missing[0] != "--token=t-sibling" {
+		t.Errorf("missing %v", missing)
+	}
+	s, missing = r.Subjects("ectest-debug-t-debugger", "", "--token=t-target")
+	if len(missing) != 0 || s.Init == nil || s.Init.PID != 40 {
+		t.Fatalf("subjects %+v, missing %v", s, missing)
+	}
+	if v, why := JudgePID(s); v != ViewPod {
+		t.Errorf("view %q (%s), want the pod's", v, why)
+	}
+	if _, err := (Proc{Root: t.TempDir()}).NodeByProgram("kubelet"); err == nil {
+		t.Error("a /proc without a kubelet gave a node")
+	}
+}
