@@ -155,10 +155,30 @@ func lifecycleSideEffects(ctx SpecContext, at placement) {
 	pod := f.RunPod(ctx, targetPod(f))
 	pod = f.WaitPod(ctx, pod.Name, "ready", func(p *corev1.Pod) bool { return conditionsSummary(p) == readySummary(p) })
 	before, beforeTarget := conditionsSummary(pod), targetSummary(pod)
+	// The target's process, read on the node (not only what the kubelet
+	// reports): the same process, running, while the ephemeral container
+	// lives.
+	targetMarker := f.TargetMarker("target")
+	nodeBefore, unavailable := f.NodeReport(ctx, pod, targetMarker)
 	// The ephemeral container runs until the spec tells it to exit, so
 	// the pod is checked while it runs and after it exited.
 	running := f.RunEphemeral(ctx, pod.Name, exitingDebugger(f, "debugger", "ps; while [ ! -e /tmp/exit ]; do sleep 0.2; done; exit 3"))
 	Expect(conditionsSummary(running)).To(Equal(before), "pod phase or conditions changed while the ephemeral container runs")
+	var during []string
+	if unavailable == "" && len(nodeBefore.Found[targetMarker]) > 0 {
+		was := nodeBefore.Found[targetMarker][0]
+		nodeDuring, why := f.NodeReport(ctx, pod, targetMarker)
+		Expect(why).To(BeEmpty(), "the node observer answered before the ephemeral container, not while it runs")
+		now := nodeDuring.Found[targetMarker]
+		switch {
+		case len(now) == 0:
+			during = append(during, "while debugged, the target's process is gone from the node")
+		case now[0].PID != was.PID || now[0].StartTime != was.StartTime:
+			during = append(during, fmt.Sprintf("while debugged, the target's process was replaced: %s, before %s", now[0], was))
+		case now[0].Stopped():
+			during = append(during, fmt.Sprintf("while debugged, the target's process is stopped: %s", now[0]))
+		}
+	}
 	_, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "touch", "/tmp/exit")
 	Expect(err).NotTo(HaveOccurred(), stderr)
 	after := f.WaitPod(ctx, pod.Name, "showing the ephemeral container terminated", func(p *corev1.Pod) bool {
@@ -167,7 +187,8 @@ func lifecycleSideEffects(ctx SpecContext, at placement) {
 	})
 	Expect(kube.EphemeralStatus(after, "debugger").State.Terminated.ExitCode).To(BeEquivalentTo(3))
 	Expect(conditionsSummary(after)).To(Equal(before), "pod phase or conditions changed after the ephemeral container exited")
-	observe(f, capability.NoSideEffects, "target unchanged", func() {
+	observe(f, capability.NoSideEffects, "target unchanged before, during and after", func() {
+		Expect(during).To(BeEmpty(), "the target's process, read on the node, was affected while debugged")
 		Expect(targetSummary(running)).To(Equal(beforeTarget), "the target container was affected while the ephemeral container ran")
 		Expect(targetSummary(after)).To(Equal(beforeTarget), "the target container was affected")
 	})
