@@ -102,7 +102,11 @@ func JudgePID(s PIDSubjects) (View, string) {
 	case shareT || shared > 0:
 		return ViewOther, fmt.Sprintf("it shares %s with the target: %v, and with %d of %d siblings (apart: %s)", d, shareT, shared, n, strings.Join(apart, "; "))
 	case s.Target != nil && self.InnerPID() != 1:
-		return ViewOther, fmt.Sprintf("it is not in the target's %s, nor in a namespace of its own: its process is PID %d of %s", s.Target.Namespaces[PID], self.InnerPID(), d)
+		init := ""
+		if s.Init != nil && !isContainerProcess(*s.Init) {
+			init = fmt.Sprintf(", whose PID 1 is an infra process (%s): the sandbox's namespace without the target", brief(*s.Init))
+		}
+		return ViewOther, fmt.Sprintf("it is not in the target's %s, nor in a namespace of its own: its process is PID %d of %s%s", s.Target.Namespaces[PID], self.InnerPID(), d, init)
 	}
 	// Nobody shares d.
 	if self.InnerPID() != 1 {
