@@ -23,10 +23,10 @@ const ObserverFrom = "outside, by an observer in the node's PID namespace (a hos
 // node, removed with the spec's namespace), the node's reference process
 // (its kubelet) and every process carrying one of markers. unavailable
 // says why there is no report (the debug image is not the suite's, the
-// namespace refuses privileged pods, the pod is not scheduled): the spec
-// then judges from inside, and says so. An observer that does not see the
-// kubelet is not in the node's PID namespace: its report has no Node, and
-// host modes are not judged through it.
+// namespace refuses privileged pods, the pod is not scheduled, or the
+// observer does not see the kubelet, so it is not in the node's PID
+// namespace: a runtime that does not honour hostPID): the spec then judges
+// from inside, and says so.
 func (f *Framework) NodeReport(ctx context.Context, pod *corev1.Pod, markers ...string) (r oracle.Report, unavailable string) {
 	if !f.OwnDebugImage {
 		return r, fmt.Sprintf("the debug image %s is not the suite's own, so it has no %s to observe the node with", f.Images[images.Debug], helper.Path)
@@ -45,6 +45,11 @@ func (f *Framework) NodeReport(ctx context.Context, pod *corev1.Pod, markers ...
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		return r, fmt.Sprintf("the node observer's answer %q: %v", out, err)
+	}
+	if r.Node == nil {
+		// Its hostPID was not honoured (the runtime under test placed it
+		// elsewhere): what it reads is not the node's, so it decides nothing.
+		return r, "the node observer does not see the node's kubelet, so it is not in the node's PID namespace: " + r.NoNode
 	}
 	return r, ""
 }
