@@ -93,7 +93,7 @@ func pidView(ctx SpecContext, at placement, mode pidMode) {
 			}
 		}
 	}
-	view, why, from, _ := nodePIDView(ctx, f, pod, m, inside)
+	view, why, from := nodePIDView(ctx, f, pod, m, inside)
 	b := capability.Observe(n).Evidence("shareProcessNamespace=%v targetContainerName=%q; wanted %s\njudged %s: %s\nps in the ephemeral container:\n%s", share, target, want, from, why, raw)
 	b.Check(view == want, "%s", view)
 	b.Check(view != want || inside == want, "in the %s, but the processes it sees (ps) look like the %s", want, inside)
@@ -104,7 +104,7 @@ func pidView(ctx SpecContext, at placement, mode pidMode) {
 // oracle, from the node observer's report (kube.NodeReport), where the
 // pod's processes are visible there; else by inside, what ps in the
 // container looks like, and from says which.
-func nodePIDView(ctx SpecContext, f *kube.Framework, pod *corev1.Pod, m cri.Markers, inside cri.View) (view cri.View, why, from string, node *oracle.Node) {
+func nodePIDView(ctx SpecContext, f *kube.Framework, pod *corev1.Pod, m cri.Markers, inside cri.View) (view cri.View, why, from string) {
 	markers := append([]string{m.Self}, m.Siblings...)
 	if m.Target != "" {
 		markers = append(markers, m.Target)
@@ -124,11 +124,11 @@ func nodePIDView(ctx SpecContext, f *kube.Framework, pod *corev1.Pod, m cri.Mark
 					procs = append(procs, p.String())
 				}
 			}
-			return view, fmt.Sprintf("%s\nthe node: %s\n%s", why, nodeText, strings.Join(procs, "\n")), kube.ObserverFrom, report.Node
+			return view, fmt.Sprintf("%s\nthe node: %s\n%s", why, nodeText, strings.Join(procs, "\n")), kube.ObserverFrom
 		}
 		unavailable = fmt.Sprintf("the node observer sees no process of %v (a runtime with a kernel of its own hides them)", missing)
 	}
-	return inside, "the processes ps shows inside look like the " + string(inside), "from inside the ephemeral container: " + unavailable, nil
+	return inside, "the processes ps shows inside look like the " + string(inside), "from inside the ephemeral container: " + unavailable
 }
 
 // hostPIDView: an ephemeral container of a hostPID pod is in the node's
@@ -146,10 +146,7 @@ func hostPIDView(ctx SpecContext, at placement, target string) {
 	for _, p := range procs {
 		kubelet = kubelet || strings.HasPrefix(p.Args, "kubelet ") || strings.Contains(p.Args, "/kubelet ")
 	}
-	view, why, from, node := nodePIDView(ctx, f, pod, m, inside)
-	if from == kube.ObserverFrom && node == nil {
-		Skip("not judged: the node observer does not see the node's kubelet, so the node's PID namespace cannot be told:\n" + why)
-	}
+	view, why, from := nodePIDView(ctx, f, pod, m, inside)
 	b := capability.Observe(capability.PIDNode).Case(fmt.Sprintf("targetContainerName=%q", target)).
 		Evidence("hostPID=true targetContainerName=%q; kubelet visible inside: %v\njudged %s: %s\nps in the ephemeral container:\n%s", target, kubelet, from, why, raw)
 	b.Check(view == cri.ViewNode, "%s", view)
