@@ -42,11 +42,11 @@ type TargetOptions struct {
 
 // TargetMarker is the argv marker of a target called name in this spec.
 func (f *Framework) TargetMarker(name string) string {
-	return "--token=" + f.Token + "-" + name
+	return oracle.TargetMarker(f.Token, name)
 }
 
 // TargetToken is what a target writes into its marker file and serves.
-func (f *Framework) TargetToken(name string) string { return f.Token + "-" + name }
+func (f *Framework) TargetToken(name string) string { return oracle.TargetToken(f.Token, name) }
 
 // StartTarget starts the target program in the sandbox.
 func (f *Framework) StartTarget(ctx context.Context, sb *Sandbox, o TargetOptions) *Container {
@@ -73,7 +73,7 @@ func (f *Framework) targetContainerOptions(o TargetOptions) (ContainerOptions, i
 	if o.Port == 0 {
 		o.Port = TargetPort
 	}
-	args := []string{"--token=" + f.TargetToken(o.Name), fmt.Sprintf("--listen=:%d", o.Port), "--marker=/ectest/marker"}
+	args := []string{f.TargetMarker(o.Name), fmt.Sprintf("--listen=:%d", o.Port), "--marker=/ectest/marker"}
 	if o.ShmKey != 0 {
 		args = append(args, fmt.Sprintf("--shm-key=%d", o.ShmKey))
 	}
@@ -106,7 +106,7 @@ type DebugOptions struct {
 }
 
 // DebugMarker is the argv marker of a debug container called name.
-func (f *Framework) DebugMarker(name string) string { return "ectest-debug-" + f.Token + "-" + name }
+func (f *Framework) DebugMarker(name string) string { return oracle.DebugMarker(f.Token, name) }
 
 // DebugHelpers are argv substrings of processes a debug container starts itself.
 var DebugHelpers = []string{"sleep 86400", "ps -o pid,user,args"}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/images"
+	"github.com/ectest/ectest/framework/oracle"
 )
 
 // Tools are the commands a spec runs in a debug container, in the flavour
@@ -30,7 +31,7 @@ func (t Tools) Sleep(marker string) []string {
 	if t.nano() {
 		return []string{"cmd", "/S", "/C", "ping -t 127.0.0.1 >NUL & rem " + marker}
 	}
-	return []string{"sh", "-c", "sleep 86400 & wait", marker}
+	return oracle.SleepWith(marker)
 }
 
 // HTTPGet prints the body of url on stdout, failing on any error.

@@ -19,6 +19,7 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/framework/oracle"
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -128,15 +129,15 @@ func (f *Framework) deleteNamespace() error {
 func (f *Framework) TargetContainer(name string, port int) corev1.Container {
 	return corev1.Container{
 		Name: name, Image: f.Images[images.Target],
-		Args: []string{"--token=" + f.Token + "-" + name, fmt.Sprintf("--listen=:%d", port)},
+		Args: []string{f.TargetMarker(name), fmt.Sprintf("--listen=:%d", port)},
 	}
 }
 
 // TargetMarker is the argv marker of a target container's process.
-func (f *Framework) TargetMarker(name string) string { return "--token=" + f.Token + "-" + name }
+func (f *Framework) TargetMarker(name string) string { return oracle.TargetMarker(f.Token, name) }
 
 // DebugMarker is the argv marker of a debug container's main process.
-func (f *Framework) DebugMarker(name string) string { return "ectest-debug-" + f.Token + "-" + name }
+func (f *Framework) DebugMarker(name string) string { return oracle.DebugMarker(f.Token, name) }
 
 // DebugContainer is an ephemeral container of the debug image that sleeps
 // with a recognizable argv.
@@ -144,7 +145,7 @@ func (f *Framework) DebugContainer(name, target string) corev1.EphemeralContaine
 	return corev1.EphemeralContainer{
 		EphemeralContainerCommon: corev1.EphemeralContainerCommon{
 			Name: name, Image: f.Images[images.Debug],
-			Command: []string{"sh", "-c", "sleep 86400 & wait", f.DebugMarker(name)},
+			Command: oracle.SleepWith(f.DebugMarker(name)),
 		},
 		TargetContainerName: target,
 	}

@@ -71,7 +71,7 @@ func (f *Framework) observer(ctx context.Context, node string) (string, error) {
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name: "observer", Image: f.Images[images.Debug],
-				Command:         []string{"sh", "-c", "sleep 86400 & wait", "ectest-observer-" + f.Token},
+				Command:         oracle.SleepWith("ectest-observer-" + f.Token),
 				SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 			}},
 		},
