@@ -59,7 +59,12 @@ func (f *Framework) ObserveExec(ctx context.Context, c *Container) (ExecPlacemen
 		session, err = f.Outside().Find(marker)
 		return err != nil || len(session) > 0, err
 	})
+	// End the session and what it started (its sleep holds the exec's
+	// output open: the call would last until the runtime's exec timeout).
 	for _, p := range session {
+		for _, d := range f.Outside().Proc.Descendants(p.PID) {
+			_ = killProcess(d)
+		}
 		_ = killProcess(p.PID)
 	}
 	if early == nil {

@@ -145,12 +145,13 @@ func (f *Framework) ObserveExec(ctx context.Context, pod *corev1.Pod, container,
 	}
 	session, own := report.Found[marker], report.Found[ownMarker]
 	// End the session from the node, whatever was seen.
+	// (its sleep too: it holds the exec's output open).
 	if len(session) > 0 {
-		args := []string{"kill", "-9"}
+		var script []string
 		for _, s := range session {
-			args = append(args, fmt.Sprint(s.PID))
+			script = append(script, fmt.Sprintf("pkill -9 -P %d; kill -9 %d", s.PID, s.PID))
 		}
-		_, _, _ = f.Exec(ctx, f.observers[pod.Spec.NodeName], "observer", nil, false, args...)
+		_, _, _ = f.Exec(ctx, f.observers[pod.Spec.NodeName], "observer", nil, false, "sh", "-c", strings.Join(script, "; "))
 	}
 	switch {
 	case pollErr != nil:

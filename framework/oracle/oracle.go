@@ -45,6 +45,8 @@ func Host() Proc { return Proc{Root: "/proc", Self: os.Getpid()} }
 type Process struct {
 	PID  int    `json:"pid"`
 	Args string `json:"args"`
+	// PPid is the parent's PID, in the reader's namespace (0: not visible).
+	PPid int `json:"ppid"`
 	// State is /proc/<pid>/status's State ("S (sleeping)", "T (stopped)").
 	State string `json:"state"`
 	// NSpid is the PID in each nested PID namespace, outermost first: its
@@ -116,6 +118,8 @@ func (p Proc) Read(pid int) (Process, error) {
 		switch key {
 		case "State":
 			out.State = value
+		case "PPid":
+			out.PPid, _ = strconv.Atoi(value)
 		case "Uid":
 			out.UID = strings.Join(strings.Fields(value), " ")
 		case "Gid":
@@ -268,6 +272,45 @@ func (p Proc) InitOf(link string) (Process, bool, error) {
 		}
 	}
 	return Process{}, false, nil
+}
+
+// Descendants lists the PIDs of every process below pid (its children,
+// theirs, ...), as Root shows them.
+func (p Proc) Descendants(pid int) []int {
+	pids, err := p.pids()
+	if err != nil {
+		return nil
+	}
+	parent := map[int]int{}
+	for _, q := range pids {
+		status, err := os.ReadFile(filepath.Join(p.Root, strconv.Itoa(q), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+				parent[q], _ = strconv.Atoi(strings.TrimSpace(v))
+				break
+			}
+		}
+	}
+	below := map[int]bool{pid: true}
+	for changed := true; changed; {
+		changed = false
+		for q, pp := range parent {
+			if below[pp] && !below[q] {
+				below[q], changed = true, true
+			}
+		}
+	}
+	var out []int
+	for q := range below {
+		if q != pid {
+			out = append(out, q)
+		}
+	}
+	sort.Ints(out)
+	return out
 }
 
 // Alive reports whether proc still runs as the same process (same PID and

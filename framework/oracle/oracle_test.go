@@ -208,3 +208,15 @@ func TestReportObserveAndSubjects(t *testing.T) {
 		t.Error("a /proc without a kubelet gave a node")
 	}
 }
+
+func TestDescendants(t *testing.T) {
+	root := t.TempDir()
+	for pid, ppid := range map[int]int{1: 0, 10: 1, 11: 10, 12: 11, 20: 1} {
+		dir := filepath.Join(root, fmt.Sprint(pid))
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "status"), []byte(fmt.Sprintf("Name:\tx\nPPid:\t%d\n", ppid)), 0o644))
+	}
+	if got := (Proc{Root: root}).Descendants(10); fmt.Sprint(got) != "[11 12]" {
+		t.Errorf("descendants of 10: %v", got)
+	}
+}
