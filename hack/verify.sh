@@ -30,7 +30,7 @@ fi
 # A spec checks everything, then records its observation once: an
 # assertion after Checker.Record (or a Record... helper) turns a judgement
 # already made into the run's own error.
-$go run ./internal/recordlast/cmd suites
+$go run ./cmd/ectest-recordlast suites
 for s in suites/*/; do
   bad=$($go list -test -f '{{join .Imports "\n"}}' "./$s" 2>/dev/null | grep '^github.com/ectest/ectest/suites/' | grep -v "suites/$(basename "$s")" || true)
   if [ -n "$bad" ]; then
