@@ -460,13 +460,13 @@ func TestRanAgainstNamesEveryKubelet(t *testing.T) {
 // requirements, not the Windows one: that row is not supported on the OS.
 func TestRequirementOfAnotherOSIsNotFailedByTheSpec(t *testing.T) {
 	spec := "Network sharing a NODE network namespace is the host's [CRI-5] [WIN-1]"
-	src := source{
-		specs: map[string]specInfo{spec: {state: "failed", message: "does not reach a server on the host's loopback", judgeSaidNo: true}},
-		cov: &report.Coverage{Requirements: []report.RequirementCoverage{
+	src := source{Run: report.Run{
+		Specs: map[string]report.SpecVerdict{spec: {Spec: spec, State: "failed", Message: "does not reach a server on the host's loopback", Verdict: capability.Nonconformant}},
+		Coverage: &report.Coverage{Requirements: []report.RequirementCoverage{
 			{Requirement: framework.Requirement{ID: "CRI-5"}, Specs: []report.CoveredBy{{Spec: spec, State: "failed"}}},
 			{Requirement: framework.Requirement{ID: "WIN-1"}, Specs: []report.CoveredBy{{Spec: spec, State: "not exercised on a linux node"}}},
 		}},
-	}
+	}}
 	if r := requirementResult(src, "CRI-5", "cri"); r.Status != Nonconformant {
 		t.Errorf("CRI-5: %s, want nonconformant", r.Status)
 	}

@@ -1,9 +1,7 @@
 package matrix
 
 import (
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,72 +12,22 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/report"
-	"github.com/onsi/ginkgo/v2/types"
 )
 
-// source is one suite run's report folder inside a cell's folder.
+// source is one suite run's report folder inside a cell's folder, as
+// report.ReadRun reads it.
 type source struct {
-	dir, rel string
-	sum      report.Summary
-	m        *capability.Matrix
-	cov      *report.Coverage
-	// specs are the run's It specs from ginkgo-report.json, by full text.
-	specs map[string]specInfo
-}
-
-type specInfo struct {
-	state, message string
-	judgeSaidNo    bool
+	report.Run
+	rel string
 }
 
 // maxText bounds the evidence and messages a page carries per item; the
 // cell's own reports have all of it.
 const maxText = 3000
 
-// reportDirs finds the report folders below a cell's folder: each folder
-// with a summary.json, not looking below one (a suite's folder has none of
-// its own below it).
-func reportDirs(cellDir string) []string {
-	var out []string
-	_ = filepath.WalkDir(cellDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		if _, err := os.Stat(filepath.Join(path, framework.OutcomeFile)); err == nil {
-			out = append(out, path)
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out
-}
-
 func readSource(dir, pageDir string) (source, error) {
-	s := source{dir: dir, rel: rel(pageDir, dir)}
-	var err error
-	if s.sum, err = report.ReadSummary(dir); err != nil {
-		return s, err
-	}
-	if m, err := report.ReadMatrix(dir); err == nil {
-		s.m = &m
-	}
-	if c, err := report.ReadCoverage(dir); err == nil {
-		s.cov = &c
-	}
-	var rs []types.Report
-	if b, err := os.ReadFile(filepath.Join(dir, report.JSONFile)); err == nil && json.Unmarshal(b, &rs) == nil {
-		s.specs = map[string]specInfo{}
-		for _, r := range rs {
-			for _, sr := range r.SpecReports {
-				if sr.LeafNodeType != types.NodeTypeIt {
-					continue
-				}
-				s.specs[sr.FullText()] = specInfo{state: sr.State.String(), message: clip(sr.Failure.Message), judgeSaidNo: report.JudgeSaidNo(sr)}
-			}
-		}
-	}
-	return s, nil
+	r, err := report.ReadRun(dir)
+	return source{Run: r, rel: rel(pageDir, dir)}, err
 }
 
 // ReadCell reads one cell's folder into its column and its results by row
@@ -119,12 +67,12 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 	}
 	var srcs []source
 	var sums []report.Summary
-	for _, d := range reportDirs(dir) {
+	for _, d := range report.RunDirs(dir) {
 		s, err := readSource(d, pageDir)
 		if err != nil {
 			continue
 		}
-		srcs, sums = append(srcs, s), append(sums, s.sum)
+		srcs, sums = append(srcs, s), append(sums, s.Summary)
 	}
 	cell.ExitCode, cell.Note = CellExit(run, log, sums)
 	cell.Exit = ExitText(cell.ExitCode)
@@ -137,22 +85,22 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 	cell.Probe = merged.Probe != nil
 	results := map[string]Result{}
 	for _, s := range srcs {
-		cell.Reports = append(cell.Reports, links(s.dir, pageDir))
+		cell.Reports = append(cell.Reports, links(s.Dir, pageDir))
 		label := ""
 		if len(srcs) > 1 {
 			label = s.rel
 		}
-		if s.m != nil {
-			if fault, ok := report.SelfTest(*s.m); ok {
+		if m := s.Matrix; m != nil {
+			if fault, ok := report.SelfTest(*m); ok {
 				cell.SelfTest = fault
 			}
-			for _, l := range s.m.Layers {
-				rt, ok := s.m.LayerRuntimes[l]
+			for _, l := range m.Layers {
+				rt, ok := m.LayerRuntimes[l]
 				if !ok {
-					rt = s.m.Runtime
+					rt = m.Runtime
 				}
-				cell.Runtimes = append(cell.Runtimes, LayerRuntime{Layer: l, Runtime: rt, Profile: s.m.Profile})
-				for _, row := range s.m.Rows {
+				cell.Runtimes = append(cell.Runtimes, LayerRuntime{Layer: l, Runtime: rt, Profile: m.Profile})
+				for _, row := range m.Rows {
 					key := KindCapability + ":" + string(row.Capability)
 					results[key] = mergeResult(results[key], capabilityResult(row.Capability, row.Layers[l], l, label))
 				}
@@ -306,35 +254,29 @@ func requirementResult(s source, id, label string) Result {
 			specs = append(specs, sr)
 			return
 		}
-		if info, ok := s.specs[name]; ok {
-			sr.Message, sr.JudgeSaidNo = info.message, info.judgeSaidNo
-		} else if state == "failed" {
-			for _, nc := range s.sum.Nonconformances {
-				if strings.HasPrefix(nc, name+": ") {
-					sr.JudgeSaidNo, sr.Message = true, strings.TrimPrefix(nc, name+": ")
-				}
-			}
+		if sv, ok := s.Specs[name]; ok {
+			sr.Message, sr.JudgeSaidNo = clip(sv.Message), sv.Verdict == capability.Nonconformant
 		}
 		specs = append(specs, sr)
 	}
 	switch {
-	case s.cov != nil:
-		for _, q := range s.cov.Requirements {
+	case s.Coverage != nil:
+		for _, q := range s.Coverage.Requirements {
 			if q.ID == id {
 				for _, c := range q.Specs {
 					add(c.Spec, c.State)
 				}
 			}
 		}
-	case s.specs != nil:
-		names := make([]string, 0, len(s.specs))
-		for name := range s.specs {
+	default:
+		names := make([]string, 0, len(s.Specs))
+		for name := range s.Specs {
 			names = append(names, name)
 		}
 		sort.Strings(names)
 		for _, name := range names {
 			if slices.Contains(framework.RequirementIDs(name), id) {
-				add(name, s.specs[name].state)
+				add(name, s.Specs[name].State)
 			}
 		}
 	}
@@ -374,7 +316,7 @@ func requirementResult(s source, id, label string) Result {
 		r.Status, r.Verdict, r.Why = Nonconformant, "nonconformant", firstLine(firstNo.Message, firstNo.Name)
 	case firstErr != nil:
 		r.Status, r.Verdict, r.Why = Error, "error (no verdict)", firstErr.State+": "+firstLine(firstErr.Message, firstErr.Name)
-	case counts["passed"] > 0 && s.sum.Probe != nil:
+	case counts["passed"] > 0 && s.Summary.Probe != nil:
 		r.Status, r.Verdict, r.Why = Probed, "probed (not judged)", tally
 	case counts["passed"] > 0:
 		r.Status, r.Verdict, r.Why = Conformant, "conformant", tally
