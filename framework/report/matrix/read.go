@@ -37,7 +37,7 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 	cell := Cell{Name: cfg.Name, Layer: cfg.Layer, Describe: cfg.Describe, Command: cfg.Command}
 	notRun := func(why string) (Cell, map[string]Result) {
 		cell.NotRun = why
-		return cell, uniform(Result{Status: NotRun, Verdict: "not run", Why: why})
+		return cell, uniform(Result{Verdict: capability.NotRun, Why: why})
 	}
 	if cfg.Skip != "" {
 		return notRun(cfg.Skip)
@@ -77,7 +77,7 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 	cell.ExitCode, cell.Note = CellExit(run, log, sums)
 	cell.Exit = ExitText(cell.ExitCode)
 	if len(srcs) == 0 {
-		return cell, uniform(Result{Status: Error, Verdict: "no reports", Why: cell.Note})
+		return cell, uniform(Result{Verdict: capability.VerdictError, Why: cell.Note})
 	}
 	merged := report.MergeSummaries("", sums...)
 	cell.Line, cell.Specs = merged.Line, merged.Specs
@@ -148,12 +148,12 @@ func links(dir, pageDir string) ReportLinks {
 // report folders together: the worst observed status wins, the evidence
 // of all is kept.
 func mergeResult(a, b Result) Result {
-	if a.Status == "" {
+	if a.Verdict == "" {
 		return b
 	}
 	out := a
-	if b.Status.mergeRank() > a.Status.mergeRank() {
-		out.Status, out.Verdict, out.Why = b.Status, b.Verdict, b.Why
+	if b.Status().mergeRank() > a.Status().mergeRank() {
+		out.Verdict, out.Refused, out.ProfileMismatch, out.BlockedBy, out.Why = b.Verdict, b.Refused, b.ProfileMismatch, b.BlockedBy, b.Why
 	}
 	out.Observations = append(slices.Clip(a.Observations), b.Observations...)
 	out.Specs = append(slices.Clip(a.Specs), b.Specs...)
@@ -162,34 +162,17 @@ func mergeResult(a, b Result) Result {
 
 // capabilityResult reads one capability's cell at one layer.
 func capabilityResult(n capability.Name, c capability.Cell, l capability.Layer, source string) Result {
-	r := Result{}
+	r := Result{Verdict: c.Verdict, ProfileMismatch: c.ProfileMismatch && c.Verdict == capability.Conformant}
 	switch c.Verdict {
+	case "":
+		r.Verdict = capability.NotObserved
 	case capability.Conformant:
-		r.Status, r.Verdict = Conformant, "conformant"
-		if refusedAsDeclared(c) {
-			r.Status, r.Verdict = NotSupported, "declared unsupported, refused as it must be"
-		} else if c.ProfileMismatch {
-			r.Verdict = "conformant (declared unsupported, but works: profile mismatch)"
-		}
-	case capability.Nonconformant:
-		r.Status, r.Verdict = Nonconformant, "nonconformant"
-	case capability.VerdictNotApplicable:
-		r.Status, r.Verdict = NotSupported, "declared not applicable"
-	case capability.NotSupportedOnOS:
-		r.Status, r.Verdict = NotSupported, capability.NotSupportedOnOS.Text()
-	case capability.VerdictError:
-		r.Status, r.Verdict = Error, "error (no verdict)"
-	case capability.Unverified:
-		r.Status, r.Verdict = Unverified, "unverified"
+		r.Refused = refusedAsDeclared(c)
 	case capability.VerdictBlocked:
-		r.Status, r.Verdict = Blocked, "blocked by "+string(c.BlockedBy(n))
-	case capability.VerdictProbed:
-		r.Status, r.Verdict = Probed, "probed (not judged)"
-	default:
-		r.Status, r.Verdict = NotObserved, "not observed"
+		r.BlockedBy = c.BlockedBy(n)
 	}
 	for _, o := range c.Observations {
-		e := Evidence{Source: source, Layer: string(l), Case: o.Case, Observed: o.Observed, Verdict: o.Verdict.Text(), Reason: o.Reason}
+		e := Evidence{Source: source, Layer: string(l), Case: o.Case, Observed: o.Observed, Verdict: o.Verdict, Reason: o.Reason}
 		if o.Verdict != capability.Conformant {
 			e.Text = clip(o.Evidence)
 		}
@@ -204,8 +187,7 @@ func capabilityResult(n capability.Name, c capability.Cell, l capability.Layer, 
 
 // capabilityWhy is one line: the observation behind the verdict.
 func capabilityWhy(r Result, c capability.Cell) string {
-	want := map[Status]capability.Verdict{Nonconformant: capability.Nonconformant, Error: capability.VerdictError, Blocked: capability.VerdictBlocked, Probed: capability.VerdictProbed}[r.Status]
-	if want != "" {
+	if want := r.Verdict; want == capability.Nonconformant || want == capability.VerdictError || want == capability.VerdictBlocked || want == capability.VerdictProbed {
 		for _, o := range c.Observations {
 			if o.Verdict == want {
 				what := o.Observed
@@ -255,7 +237,7 @@ func requirementResult(s source, id, label string) Result {
 			return
 		}
 		if sv, ok := s.Specs[name]; ok {
-			sr.Message, sr.JudgeSaidNo = clip(sv.Message), sv.Verdict == capability.Nonconformant
+			sr.Message, sr.Verdict = clip(sv.Message), sv.Verdict
 		}
 		specs = append(specs, sr)
 	}
@@ -282,7 +264,7 @@ func requirementResult(s source, id, label string) Result {
 	}
 	r := Result{Specs: specs}
 	if len(specs) == 0 {
-		r.Status = None
+		r.Verdict = capability.NotCovered
 		return r
 	}
 	counts := map[string]int{}
@@ -291,7 +273,7 @@ func requirementResult(s source, id, label string) Result {
 		sp := &specs[i]
 		counts[sp.State]++
 		switch {
-		case sp.JudgeSaidNo:
+		case sp.JudgeSaidNo():
 			if firstNo == nil {
 				firstNo = sp
 			}
@@ -313,17 +295,17 @@ func requirementResult(s source, id, label string) Result {
 	tally := tallyStates(specs)
 	switch {
 	case firstNo != nil:
-		r.Status, r.Verdict, r.Why = Nonconformant, "nonconformant", firstLine(firstNo.Message, firstNo.Name)
+		r.Verdict, r.Why = capability.Nonconformant, firstLine(firstNo.Message, firstNo.Name)
 	case firstErr != nil:
-		r.Status, r.Verdict, r.Why = Error, "error (no verdict)", firstErr.State+": "+firstLine(firstErr.Message, firstErr.Name)
+		r.Verdict, r.Why = capability.VerdictError, firstErr.State+": "+firstLine(firstErr.Message, firstErr.Name)
 	case counts["passed"] > 0 && s.Summary.Probe != nil:
-		r.Status, r.Verdict, r.Why = Probed, "probed (not judged)", tally
+		r.Verdict, r.Why = capability.VerdictProbed, tally
 	case counts["passed"] > 0:
-		r.Status, r.Verdict, r.Why = Conformant, "conformant", tally
+		r.Verdict, r.Why = capability.Conformant, tally
 	case firstNotHere != nil && firstSkip == nil:
-		r.Status, r.Verdict, r.Why = NotSupported, firstNotHere.State, tally
+		r.Verdict, r.Why = capability.NotSupportedOnOS, tally
 	default:
-		r.Status, r.Verdict = NotObserved, "not observed (skipped)"
+		r.Verdict = capability.NotObserved
 		r.Why = tally
 		if firstSkip != nil && firstSkip.Message != "" {
 			r.Why = "skipped: " + firstLine(firstSkip.Message, "")
@@ -411,7 +393,7 @@ func emptyRows() []Row {
 // CI job's cell the configuration here lacks). pageDir is where the page
 // goes: its links are relative to it.
 func Combine(cells []CellConfig, cellsDir, pageDir string, extra bool, now time.Time) Matrix {
-	m := Matrix{Generated: now.UTC().Truncate(time.Second), Rows: emptyRows(), Changes: []Change{}}
+	m := Matrix{Format: Format, Generated: now.UTC().Truncate(time.Second), Rows: emptyRows(), Changes: []Change{}}
 	known := map[string]bool{}
 	all := append([]CellConfig(nil), cells...)
 	for _, c := range cells {
@@ -438,8 +420,8 @@ func Combine(cells []CellConfig, cellsDir, pageDir string, extra bool, now time.
 		m.Cells = append(m.Cells, cell)
 		for i := range m.Rows {
 			r, ok := results[m.Rows[i].Key()]
-			if !ok || r.Status == "" {
-				r = Result{Status: None}
+			if !ok || r.Verdict == "" {
+				r = Result{Verdict: capability.NotCovered}
 			}
 			m.Rows[i].Cells[c.Name] = r
 		}
