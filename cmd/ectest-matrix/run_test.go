@@ -167,8 +167,8 @@ func TestCellWithoutItsTargetIsNotRun(t *testing.T) {
 			t.Errorf("cell %s: not run %q, want it to say %q\n%s", name, run.NotRun, want, log)
 		}
 		c, res := matrix.ReadCell(matrix.CellConfig{Name: name, Layer: "cri"}, filepath.Join(r.cellsDir, name), r.pageDir)
-		if c.Ran || res["capability:pid-target"].Status != matrix.NotRun {
-			t.Errorf("cell %s reads as ran=%v, %s", name, c.Ran, res["capability:pid-target"].Status)
+		if c.Ran || res["capability:pid-target"].Status() != matrix.NotRun {
+			t.Errorf("cell %s reads as ran=%v, %s", name, c.Ran, res["capability:pid-target"].Status())
 		}
 	}
 	if _, err := os.Stat("prepared"); err == nil {

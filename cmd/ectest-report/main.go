@@ -31,13 +31,13 @@ func main() {
 	outcome := flag.String("outcome", "", "print the last line of the run whose reports are in this directory and exit with its code (a ginkgo -p run exits 0 or 1 itself)")
 	flag.Parse()
 	if *outcome != "" {
-		o, err := framework.ReadOutcome(*outcome)
+		run, err := report.ReadRun(*outcome)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ectest: the run wrote no outcome in %s (%v); its output says why\n", *outcome, err)
 			os.Exit(framework.ExitRunFailed)
 		}
-		fmt.Println(o.Line)
-		os.Exit(o.ExitCode)
+		fmt.Println(run.Summary.Line)
+		os.Exit(run.ExitCode())
 	}
 	if *listRuntimes {
 		for _, f := range embedded.Flavors {
@@ -57,23 +57,21 @@ func main() {
 	var cs []report.Coverage
 	var ss []report.Summary
 	for _, dir := range flag.Args() {
-		s, err := report.ReadSummary(dir)
+		run, err := report.ReadRun(dir)
 		if err != nil {
 			// The suite ended before writing its reports: its setup failed
 			// or it was killed. Its output says why.
-			s = report.Summary{RunErrors: []string{fmt.Sprintf("%s: the suite wrote no reports (%v); its output says why", dir, err)}}
+			s := report.Summary{RunErrors: []string{fmt.Sprintf("%s: the suite wrote no reports (%v); its output says why", dir, err)}}
 			ss = append(ss, s)
 			continue
 		}
-		m, err := report.ReadMatrix(dir)
-		if err != nil {
-			fail(err)
+		if run.Matrix == nil {
+			fail(fmt.Errorf("%s: the run wrote a summary and no %s", dir, report.MatrixJSONFile))
 		}
-		c, err := report.ReadCoverage(dir)
-		if err != nil {
-			fail(err)
+		if run.Coverage == nil {
+			fail(fmt.Errorf("%s: the run wrote a summary and no %s", dir, report.CoverageJSONFile))
 		}
-		ms, cs, ss = append(ms, m), append(cs, c), append(ss, s)
+		ms, cs, ss = append(ms, *run.Matrix), append(cs, *run.Coverage), append(ss, run.Summary)
 	}
 	m := report.Merge(ms...)
 	if err := report.WriteMatrix(*out, m); err != nil {

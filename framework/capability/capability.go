@@ -235,6 +235,12 @@ const (
 	// OtherLayer: the capability is judged at another layer only (OnlyAt),
 	// so this layer's cell has nothing to say either way.
 	OtherLayer Verdict = "other-layer"
+	// NotRun: the run (a matrix cell, a runtime of make runtimes) did not
+	// happen, so nothing of it was judged.
+	NotRun Verdict = "not-run"
+	// NotCovered: the run's suites have no spec for it (an API-*
+	// requirement in a CRI run): nothing to judge there.
+	NotCovered Verdict = "not-covered"
 )
 
 // ProbeReading says what an outcome seen in probe mode means for the
@@ -256,6 +262,10 @@ func (v Verdict) Text() string {
 		return "not supported on this OS"
 	case OtherLayer:
 		return "judged at another layer"
+	case NotRun:
+		return "not run"
+	case NotCovered:
+		return "no spec here"
 	}
 	return string(v)
 }
@@ -281,6 +291,20 @@ func JudgeObservation(def Definition, o Observation) (Verdict, string) {
 		return VerdictBlocked, fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", o.Blocker())
 	}
 	return Judge(def, o.Declared, o.Outcome)
+}
+
+// Decide is the one rule that gives an observation its verdict and reason:
+// an observation made while the suite's environment was broken is no
+// verdict (error); any other is judged against what was declared for it
+// (o.Declared, JudgeObservation). Checker.Record calls it when the
+// observation is made; the reports carry its result.
+func Decide(def Definition, o Observation) Observation {
+	if o.EnvironmentError != "" {
+		o.Verdict, o.Reason = VerdictError, "the suite's environment broke: "+o.EnvironmentError
+		return o
+	}
+	o.Verdict, o.Reason = JudgeObservation(def, o)
+	return o
 }
 
 // Judge decides whether an outcome is conformant for what was declared.

@@ -319,3 +319,46 @@ func TestBlockedByNamesTheBlocker(t *testing.T) {
 		}
 	}
 }
+
+// Compute carries the verdict Record decided: it judges an observation
+// only when it carries none.
+func TestComputeCarriesTheRecordedVerdict(t *testing.T) {
+	declared := map[Name]Support{NetPod: Supported}
+	recorded := Observation{Capability: NetPod, Layer: LayerCRI, Outcome: Deviated, Observed: "x", Declared: Supported, Verdict: VerdictError, Reason: "the suite's environment broke: registry down"}
+	m := Compute(RuntimeInfo{}, "p", declared, []Layer{LayerCRI}, []SpecObservations{{Spec: SpecRef{Name: "s", State: "failed"}, Observations: []Observation{recorded}}})
+	if c := m.Rows[7].Layers[LayerCRI]; m.Rows[7].Capability != NetPod || c.Verdict != VerdictError || c.Observations[0].Reason != recorded.Reason {
+		t.Errorf("cell %+v, want the recorded error verdict", c)
+	}
+	unjudged := recorded
+	unjudged.Verdict, unjudged.Reason = "", ""
+	m = Compute(RuntimeInfo{}, "p", declared, []Layer{LayerCRI}, []SpecObservations{{Spec: SpecRef{Name: "s", State: "failed"}, Observations: []Observation{unjudged}}})
+	if c := m.Rows[7].Layers[LayerCRI]; c.Verdict != Nonconformant {
+		t.Errorf("unjudged: %s, want nonconformant (decided like Record)", c.Verdict)
+	}
+}
+
+// A spec's verdict comes from what it recorded first, then from where and
+// how it failed.
+func TestJudgeSpec(t *testing.T) {
+	nc := Observation{Capability: Exec, Verdict: Nonconformant}
+	env := Observation{Capability: Exec, Verdict: VerdictError}
+	for _, c := range []struct {
+		name string
+		end  SpecEnd
+		want Verdict
+	}{
+		{"passed", SpecEnd{IsSpec: true, State: "passed"}, Conformant},
+		{"skipped", SpecEnd{IsSpec: true, State: "skipped"}, NotObserved},
+		{"judge assertion", SpecEnd{IsSpec: true, State: "failed", FailedInSpecBody: true, Message: "x"}, Nonconformant},
+		{"recorded nonconformant", SpecEnd{IsSpec: true, State: "failed", Observations: []Observation{nc}}, Nonconformant},
+		{"recorded environment error", SpecEnd{IsSpec: true, State: "failed", FailedInSpecBody: true, Observations: []Observation{env}}, VerdictError},
+		{"environment message", SpecEnd{IsSpec: true, State: "failed", FailedInSpecBody: true, Message: EnvironmentErrorPrefix + "down"}, VerdictError},
+		{"setup", SpecEnd{IsSpec: true, State: "failed", Message: "x"}, VerdictError},
+		{"timed out", SpecEnd{IsSpec: true, State: "timedout", FailedInSpecBody: true}, VerdictError},
+		{"suite node", SpecEnd{State: "failed", FailedInSpecBody: false}, VerdictError},
+	} {
+		if got, why := JudgeSpec(c.end); got != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.name, got, why, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package capability
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -106,13 +107,15 @@ type SpecObservations struct {
 	Observations []Observation
 }
 
-// Compute builds the matrix. Each observation is judged against the declared
-// support; a cell is nonconformant if any of its observations is; a cell whose
-// specs ran but recorded nothing (they failed or were skipped before
-// observing) is not-observed. A cell can never contradict its spec: when a
-// spec failed and none of its observations explains the failure (none is
-// nonconformant), its observations are no verdict, and their cells say
-// error unless another spec found them nonconformant.
+// Compute builds the matrix from the verdicts Checker.Record decided: it
+// judges nothing again. A cell is nonconformant if any of its observations
+// is; a cell whose specs ran but recorded nothing (they failed or were
+// skipped before observing) is not-observed. A cell can never contradict
+// its spec: when a spec failed and none of its observations explains the
+// failure (none is nonconformant), its observations are no verdict, and
+// their cells say error unless another spec found them nonconformant.
+// An observation that carries no verdict (made without a Checker) is
+// decided here by the same rule as Record's (Decide).
 func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers []Layer, specs []SpecObservations) Matrix {
 	m := Matrix{Runtime: rt, Profile: profile, Layers: layers}
 	byCap := map[Name]map[Layer]*Cell{}
@@ -127,24 +130,22 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 	}
 	for _, s := range specs {
 		seen := map[Name]map[Layer]bool{}
-		unexplained := failedState(s.Spec.State)
-		for _, o := range s.Observations {
-			if def, err := Lookup(string(o.Capability)); err == nil {
-				if v, _ := Judge(def, declared[o.Capability], o.Outcome); v == Nonconformant {
-					unexplained = false
-				}
-			}
-		}
+		var judged []Observation
 		for _, o := range s.Observations {
 			def, err := Lookup(string(o.Capability))
 			if err != nil {
 				continue
 			}
-			o.Declared = declared[o.Capability]
-			o.Verdict, o.Reason = JudgeObservation(def, o)
-			if o.EnvironmentError != "" {
-				o.Verdict, o.Reason = VerdictError, "the suite's environment broke: "+o.EnvironmentError
+			if o.Verdict == "" {
+				if o.Declared == "" {
+					o.Declared = declared[o.Capability]
+				}
+				o = Decide(def, o)
 			}
+			judged = append(judged, o)
+		}
+		unexplained := failedState(s.Spec.State) && !slices.ContainsFunc(judged, func(o Observation) bool { return o.Verdict == Nonconformant })
+		for _, o := range judged {
 			c := cell(o.Capability, o.Layer)
 			c.Observations = append(c.Observations, o)
 			c.Observed = appendUnique(c.Observed, o.Observed)
@@ -152,7 +153,7 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 			for _, r := range o.Requirements {
 				c.Requirements = appendUnique(c.Requirements, r)
 			}
-			if unexplained {
+			if unexplained && o.Verdict != VerdictError {
 				o.Verdict, o.Reason = VerdictError, "the spec ended "+s.Spec.State+" after this observation: no verdict"
 				c.Reasons = appendUnique(c.Reasons, o.Reason)
 				c.Observations[len(c.Observations)-1] = o
@@ -234,16 +235,6 @@ func (m Matrix) Unverified() []Name {
 // Blocked lists the capabilities blocked by a dependency at any layer.
 func (m Matrix) Blocked() []Name {
 	return m.where(func(c Cell) bool { return c.Verdict == VerdictBlocked })
-}
-
-// failedState is a Ginkgo spec state in which the spec did not pass (its
-// report's State string).
-func failedState(state string) bool {
-	switch state {
-	case "failed", "panicked", "timedout", "interrupted", "aborted":
-		return true
-	}
-	return false
 }
 
 // NotSupportedOnOS lists the capabilities observed as not supported on the

@@ -58,8 +58,11 @@ func (c *Checker) RequireApplicable(n Name) {
 // Declares returns what the profile declares for n.
 func (c *Checker) Declares(n Name) Support { return c.Declared[n] }
 
-// Record attaches the observation to the spec's report and fails the spec,
-// with the evidence, when the observation is nonconformant.
+// Record is where an observation's verdict is decided (Decide, after
+// checking the suite's environment when it would blame the runtime): it
+// attaches the judged observation to the spec's report, and fails the
+// spec, with the evidence, when the observation is nonconformant. Every
+// report carries this verdict; none judges again.
 func (c *Checker) Record(o Observation) {
 	ginkgo.GinkgoHelper()
 	def := MustLookup(o.Capability)
@@ -70,13 +73,12 @@ func (c *Checker) Record(o Observation) {
 		o.Requirements = c.requirements(def)
 	}
 	o.Declared = c.Declared[o.Capability]
-	o.Verdict, o.Reason = JudgeObservation(def, o)
-	if o.Verdict == Nonconformant && c.Environment != nil {
+	if v, _ := JudgeObservation(def, o); v == Nonconformant && c.Environment != nil {
 		if err := c.Environment(); err != nil {
 			o.EnvironmentError = err.Error()
-			o.Verdict, o.Reason = VerdictError, "the suite's environment broke: "+o.EnvironmentError
 		}
 	}
+	o = Decide(def, o)
 	ginkgo.AddReportEntry(ReportEntryName, o, ginkgo.ReportEntryVisibilityNever)
 	switch o.Verdict {
 	case VerdictError:
@@ -111,8 +113,7 @@ func (c *Checker) Block(by Name, observed, evidence string) {
 			continue
 		}
 		def := MustLookup(n)
-		o := Observation{Capability: n, Layer: c.Layer, Outcome: Blocked, BlockedBy: by, Observed: observed, Evidence: evidence, Declared: c.Declared[n], Requirements: c.requirements(def)}
-		o.Verdict, o.Reason = JudgeObservation(def, o)
+		o := Decide(def, Observation{Capability: n, Layer: c.Layer, Outcome: Blocked, BlockedBy: by, Observed: observed, Evidence: evidence, Declared: c.Declared[n], Requirements: c.requirements(def)})
 		ginkgo.AddReportEntry(ReportEntryName, o, ginkgo.ReportEntryVisibilityNever)
 		blocked = append(blocked, n)
 	}
@@ -149,7 +150,8 @@ func (c *Checker) Fail(message string) {
 			for _, n := range c.Exercises {
 				ginkgo.AddReportEntry(ReportEntryName, Observation{Capability: n, Layer: c.Layer, Outcome: Refused,
 					Observed: "not judged: the suite's environment broke", Evidence: message, EnvironmentError: err.Error(),
-					Requirements: c.requirements(MustLookup(n)), Declared: c.Declared[n], Verdict: VerdictError}, ginkgo.ReportEntryVisibilityNever)
+					Requirements: c.requirements(MustLookup(n)), Declared: c.Declared[n], Verdict: VerdictError,
+					Reason: "the suite's environment broke: " + err.Error()}, ginkgo.ReportEntryVisibilityNever)
 			}
 			ginkgo.Fail(fmt.Sprintf("%s%v\n  (while: %s)", EnvironmentErrorPrefix, err, message))
 		}

@@ -40,28 +40,45 @@ func Observations(r types.Report) ([]capability.SpecObservations, error) {
 		so := capability.SpecObservations{Spec: capability.SpecRef{
 			Name: s.FullText(), State: s.State.String(), Requirements: framework.RequirementIDs(s.FullText()),
 		}}
-		for _, e := range s.ReportEntries {
-			if e.Name != capability.ReportEntryName {
-				continue
-			}
-			// The raw value is an Observation in the process that recorded
-			// it and decoded JSON after crossing processes: re-encode either.
-			var o capability.Observation
-			raw, err := json.Marshal(e.Value.GetRawValue())
-			if err == nil {
-				err = json.Unmarshal(raw, &o)
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("spec %q: observation: %w", s.FullText(), err))
-				continue
-			}
-			so.Observations = append(so.Observations, o)
-		}
+		var oerrs []error
+		so.Observations, oerrs = decodeObservations(s)
+		errs = append(errs, oerrs...)
 		if len(so.Observations) > 0 {
 			out = append(out, so)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// specObservations are the observations a spec recorded, as judged when
+// recorded (those that cannot be decoded are left out).
+func specObservations(s types.SpecReport) []capability.Observation {
+	obs, _ := decodeObservations(s)
+	return obs
+}
+
+// decodeObservations decodes the observations a spec's report entries carry.
+func decodeObservations(s types.SpecReport) ([]capability.Observation, []error) {
+	var out []capability.Observation
+	var errs []error
+	for _, e := range s.ReportEntries {
+		if e.Name != capability.ReportEntryName {
+			continue
+		}
+		// The raw value is an Observation in the process that recorded
+		// it and decoded JSON after crossing processes: re-encode either.
+		var o capability.Observation
+		raw, err := json.Marshal(e.Value.GetRawValue())
+		if err == nil {
+			err = json.Unmarshal(raw, &o)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("spec %q: observation: %w", s.FullText(), err))
+			continue
+		}
+		out = append(out, o)
+	}
+	return out, errs
 }
 
 // Write writes the reports into dir: JUnit, JSON, the matrix and the

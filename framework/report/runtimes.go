@@ -27,27 +27,26 @@ type RuntimeColumn struct {
 	Cells map[capability.Name]capability.Cell `json:"cells,omitempty"`
 }
 
-// RuntimesTable reads each runtime's report directory. A runtime whose run
-// wrote no matrix (it could not be started) is "not run", with the reason
-// its summary gives, never nonconformant.
+// RuntimesTable reads each runtime's report directory (ReadRun). A runtime
+// whose run wrote no matrix (it could not be started) is "not run", with
+// the reason its summary gives, never nonconformant.
 func RuntimesTable(names, dirs []string) []RuntimeColumn {
 	var out []RuntimeColumn
 	for i, name := range names {
 		col := RuntimeColumn{Name: name, ReportDir: dirs[i]}
-		sum, serr := ReadSummary(dirs[i])
-		m, merr := ReadMatrix(dirs[i])
+		run, err := ReadRun(dirs[i])
 		switch {
-		case serr != nil:
+		case err != nil:
 			col.Reason = "the suite wrote no reports (see its log)"
-		case merr != nil || len(m.Rows) == 0:
+		case run.Matrix == nil || len(run.Matrix.Rows) == 0:
 			col.Reason = "the runtime did not come up"
-			if len(sum.RunErrors) > 0 {
-				col.Reason = sum.RunErrors[0]
+			if len(run.Summary.RunErrors) > 0 {
+				col.Reason = run.Summary.RunErrors[0]
 			}
 		default:
-			col.Ran, col.Runtime, col.Profile, col.ExitCode = true, m.Runtime, m.Profile, sum.ExitCode
+			col.Ran, col.Runtime, col.Profile, col.ExitCode = true, run.Matrix.Runtime, run.Matrix.Profile, run.ExitCode()
 			col.Cells = map[capability.Name]capability.Cell{}
-			for _, r := range m.Rows {
+			for _, r := range run.Matrix.Rows {
 				col.Cells[r.Capability] = r.Layers[capability.LayerCRI]
 			}
 		}
@@ -86,11 +85,11 @@ func RuntimesMarkdown(cols []RuntimeColumn, outDir string) string {
 		fmt.Fprintf(&b, "| %s |", def.Name)
 		for _, c := range cols {
 			if !c.Ran {
-				b.WriteString(" not run |")
+				fmt.Fprintf(&b, " %s |", capability.NotRun.Text())
 				continue
 			}
 			cell := c.Cells[def.Name]
-			v := string(cell.Verdict)
+			v := verdictText(def.Name, cell)
 			if cell.Verdict == capability.Nonconformant || cell.Verdict == capability.VerdictError {
 				rel, err := filepath.Rel(outDir, filepath.Join(c.ReportDir, MatrixMDFile))
 				if err != nil {

@@ -20,13 +20,20 @@ const SummaryMDFile = "summary.md"
 // exit code and line are what the suite binary and make conformance end on.
 type Summary struct {
 	framework.Outcome
+	// Format is the summary.json version (SummaryFormat; 0 before it).
+	Format int            `json:"format,omitempty"`
 	Layers []LayerSummary `json:"layers"`
 	Specs  SpecCounts     `json:"specs"`
 	// Nonconformances are failed specs whose judge said no.
 	Nonconformances []string `json:"nonconformances,omitempty"`
 	// RunErrors are failures of the run itself: no verdict either way.
 	RunErrors []string `json:"runErrors,omitempty"`
-	ReportDir string   `json:"reportDir"`
+	// Judged are the verdicts of the specs that did not pass (failed or
+	// skipped), as JudgeSpecReport decided them; absent from summaries
+	// written before it was (ReadRun then decides them from the run's
+	// ginkgo-report.json, by the same rule).
+	Judged    []SpecVerdict `json:"judged,omitempty"`
+	ReportDir string        `json:"reportDir"`
 	// Probe is set for a probe (-profile=probe): nothing but what every
 	// runtime must support was judged, and the run wrote what it observed.
 	Probe *ProbeSummary `json:"probe,omitempty"`
@@ -72,14 +79,54 @@ type SpecCounts struct {
 	Skipped int `json:"skipped"`
 }
 
+// SpecVerdict is one spec's (or setup node's) verdict, decided by
+// capability.JudgeSpec from how it ended and what it recorded: a summary
+// lists those of the specs that did not pass, and the reports that read a
+// run (ReadRun) take them from there.
+type SpecVerdict struct {
+	Spec    string             `json:"spec"`
+	State   string             `json:"state"`
+	Verdict capability.Verdict `json:"verdict"`
+	// Why is JudgeSpec's reason; Message the failure or skip message.
+	Why     string `json:"why,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Node is where a failure was raised ("It", "BeforeEach", ...).
+	Node string `json:"node,omitempty"`
+}
+
+// maxMessage bounds the failure message a summary keeps per spec; the
+// run's ginkgo-report.json has all of it.
+const maxMessage = 3000
+
+// JudgeSpecReport is a Ginkgo spec report's verdict (capability.JudgeSpec).
+func JudgeSpecReport(sr types.SpecReport) SpecVerdict {
+	isSpec := sr.LeafNodeType == types.NodeTypeIt
+	what := sr.FullText()
+	if !isSpec {
+		what = sr.LeafNodeType.String()
+		if sr.LeafNodeText != "" {
+			what += " " + sr.LeafNodeText
+		}
+	}
+	end := capability.SpecEnd{IsSpec: isSpec, State: sr.State.String(), Message: sr.Failure.Message,
+		FailedInSpecBody: sr.Failure.FailureNodeType == types.NodeTypeIt, Observations: specObservations(sr)}
+	v, why := capability.JudgeSpec(end)
+	out := SpecVerdict{Spec: what, State: end.State, Verdict: v, Why: why, Message: truncate(strings.TrimSpace(sr.Failure.Message), maxMessage)}
+	if sr.State.Is(types.SpecStateFailureStates) {
+		out.Node = sr.Failure.FailureNodeType.String()
+	}
+	return out
+}
+
 // SummarizeRun works out a run's outcome from its merged Ginkgo report and its
-// matrix. A failed spec is a nonconformance when its judge (the It body)
-// failed an assertion; a failure anywhere else (the suite's or a spec's
-// setup and cleanup), a panic, a timeout or an interrupt is the run's own
-// error. Run errors take precedence: a run with any has no trustworthy
-// verdict, whatever else it found.
+// matrix: each spec's verdict (JudgeSpecReport) and each cell's. A failed
+// spec is a nonconformance when a judge said no; any other failure (the
+// suite's or a spec's setup and cleanup, the environment, a panic, a
+// timeout, an interrupt) is the run's own error. Run errors take
+// precedence: a run with any has no trustworthy verdict, whatever else it
+// found.
 func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
-	s := Summary{ReportDir: dir}
+	s := Summary{ReportDir: dir, Format: SummaryFormat}
 	for _, sr := range r.SpecReports {
 		isSpec := sr.LeafNodeType == types.NodeTypeIt
 		switch {
@@ -87,27 +134,26 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 			if isSpec {
 				s.Specs.Passed++
 			}
+			continue
 		case sr.State.Is(types.SpecStateSkipped | types.SpecStatePending):
 			if isSpec {
 				s.Specs.Skipped++
+				sv := JudgeSpecReport(sr)
+				sv.Message = firstLine(sv.Message)
+				s.Judged = append(s.Judged, sv)
 			}
-		default:
-			if isSpec {
-				s.Specs.Failed++
-			}
-			what := sr.FullText()
-			if !isSpec {
-				what = sr.LeafNodeType.String()
-				if sr.LeafNodeText != "" {
-					what += " " + sr.LeafNodeText
-				}
-			}
-			line := fmt.Sprintf("%s: %s", what, firstLine(sr.Failure.Message))
-			if JudgeSaidNo(sr) {
-				s.Nonconformances = append(s.Nonconformances, line)
-			} else {
-				s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s in %s)", line, sr.State, sr.Failure.FailureNodeType))
-			}
+			continue
+		}
+		if isSpec {
+			s.Specs.Failed++
+		}
+		sv := JudgeSpecReport(sr)
+		s.Judged = append(s.Judged, sv)
+		line := fmt.Sprintf("%s: %s", sv.Spec, firstLine(sv.Message))
+		if sv.Verdict == capability.Nonconformant {
+			s.Nonconformances = append(s.Nonconformances, line)
+		} else {
+			s.RunErrors = append(s.RunErrors, fmt.Sprintf("%s (%s in %s)", line, sr.State, sr.Failure.FailureNodeType))
 		}
 	}
 	if !r.SuiteSucceeded && len(s.Nonconformances) == 0 && len(s.RunErrors) == 0 {
@@ -153,26 +199,21 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 	return s
 }
 
-// JudgeSaidNo reports whether a spec's failure is the runtime's
-// nonconformance: the spec's judge (its It body) failed an assertion that
-// is not an error of the suite's environment. Any other failure is the
-// run's own error.
-func JudgeSaidNo(sr types.SpecReport) bool {
-	return sr.LeafNodeType == types.NodeTypeIt && sr.State.Is(types.SpecStateFailed) &&
-		sr.Failure.FailureNodeType == types.NodeTypeIt && !capability.IsEnvironmentFailure(sr.Failure.Message)
-}
-
 // MergeSummaries adds the summaries of several runs (make conformance's
 // suites) into one, with one outcome for them all.
 func MergeSummaries(dir string, ss ...Summary) Summary {
-	out := Summary{ReportDir: dir}
+	out := Summary{ReportDir: dir, Format: SummaryFormat}
 	for _, s := range ss {
+		if s.Format < out.Format {
+			out.Format = s.Format // one run's verdicts are not in its summary
+		}
 		out.Layers = append(out.Layers, s.Layers...)
 		out.Specs.Passed += s.Specs.Passed
 		out.Specs.Failed += s.Specs.Failed
 		out.Specs.Skipped += s.Specs.Skipped
 		out.Nonconformances = append(out.Nonconformances, s.Nonconformances...)
 		out.RunErrors = append(out.RunErrors, s.RunErrors...)
+		out.Judged = append(out.Judged, s.Judged...)
 		if s.Probe != nil {
 			if out.Probe == nil {
 				out.Probe = &ProbeSummary{}

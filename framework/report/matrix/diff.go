@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+
+	"github.com/ectest/ectest/framework/capability"
 )
 
 // Change directions.
@@ -60,21 +63,23 @@ func Diff(prev, cur Matrix) []Change {
 				continue
 			}
 			was, ok := pr.Cells[c.Name]
-			if !ok || was.Status == now.Status {
+			// Compared by the page's colour: a previous page of the format
+			// before verdicts (ReadMatrix) knows only that.
+			if !ok || was.Status() == now.Status() {
 				continue
 			}
 			dir := Changed
 			switch {
-			case now.Status.badness() > was.Status.badness():
+			case now.Status().badness() > was.Status().badness():
 				dir = Worse
-			case now.Status.badness() < was.Status.badness():
+			case now.Status().badness() < was.Status().badness():
 				dir = Better
 			}
 			why := now.Why
 			if why == "" {
 				why = was.Why
 			}
-			out = append(out, Change{Cell: c.Name, Row: r.Key(), From: string(was.Status), To: string(now.Status), Direction: dir, Why: why})
+			out = append(out, Change{Cell: c.Name, Row: r.Key(), From: was.Text(), To: now.Text(), Direction: dir, Why: why})
 		}
 	}
 	for _, c := range prev.Cells {
@@ -112,7 +117,8 @@ func cellWhy(c Cell) string {
 	return c.Line
 }
 
-// ReadMatrix reads a combined matrix.json.
+// ReadMatrix reads a combined matrix.json, of this format or the one
+// before it (see Format).
 func ReadMatrix(path string) (Matrix, error) {
 	var m Matrix
 	b, err := os.ReadFile(path)
@@ -122,7 +128,52 @@ func ReadMatrix(path string) (Matrix, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("%s: %w", path, err)
 	}
+	if m.Format < 2 {
+		if err := fromFormat1(b, &m); err != nil {
+			return m, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	return m, nil
+}
+
+// fromFormat1 gives the results of a matrix.json written before Format 2
+// their verdicts: that format said a result's status (the page's colour)
+// and a verdict of free text, which the verdicts here replace.
+func fromFormat1(b []byte, m *Matrix) error {
+	var old struct {
+		Rows []struct {
+			Cells map[string]struct {
+				Status  string `json:"status"`
+				Verdict string `json:"verdict"`
+			} `json:"cells"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		return err
+	}
+	verdicts := map[string]capability.Verdict{
+		"conformant": capability.Conformant, "nonconformant": capability.Nonconformant, "not-supported": capability.VerdictNotApplicable,
+		"error": capability.VerdictError, "unverified": capability.Unverified, "blocked": capability.VerdictBlocked, "probed": capability.VerdictProbed,
+		"not-observed": capability.NotObserved, "not-run": capability.NotRun, "none": capability.NotCovered,
+	}
+	for i := range m.Rows {
+		if i >= len(old.Rows) {
+			break
+		}
+		for name, r := range m.Rows[i].Cells {
+			o := old.Rows[i].Cells[name]
+			v, ok := verdicts[o.Status]
+			if !ok {
+				v = capability.NotCovered
+			}
+			r.Verdict = v
+			if v == capability.VerdictBlocked {
+				r.BlockedBy = capability.Name(strings.TrimPrefix(o.Verdict, "blocked by "))
+			}
+			m.Rows[i].Cells[name] = r
+		}
+	}
+	return nil
 }
 
 // Write writes matrix.json, matrix.md and matrix.html into pageDir, with

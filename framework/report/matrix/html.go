@@ -28,7 +28,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"shown": func(s Status) bool { return s != None && s != NotRun },
 	"quiet": func(r Row) bool {
 		for _, res := range r.Cells {
-			if res.Status.Failed() {
+			if res.Status().Failed() {
 				return false
 			}
 		}
@@ -53,7 +53,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"counts": func(m Matrix, c Cell) map[Status]int {
 		out := map[Status]int{}
 		for _, r := range m.Rows {
-			out[r.Cells[c.Name].Status]++
+			out[r.Cells[c.Name].Status()]++
 		}
 		return out
 	},

@@ -109,7 +109,7 @@ func (m Matrix) Failing(cell string) Failures {
 	explained := map[string]bool{}
 	for _, r := range m.Rows {
 		res := r.Cells[cell]
-		if !res.Status.Failed() || (note != "" && res.Why == note) {
+		if !res.Status().Failed() || (note != "" && res.Why == note) {
 			continue
 		}
 		if r.Kind == KindCapability {
@@ -208,12 +208,12 @@ func Markdown(m Matrix) string {
 		}
 		f := m.Failing(c.Name)
 		for _, r := range f.Rows {
-			fmt.Fprintf(&b, "- %s %s: **%s**: %s\n", r.Row.Kind, r.Row.ID, r.Result.Verdict, mdEscape(r.Result.Why))
+			fmt.Fprintf(&b, "- %s %s: **%s**: %s\n", r.Row.Kind, r.Row.ID, r.Result.Text(), mdEscape(r.Result.Why))
 		}
 		if len(f.Covered) > 0 {
 			var ids []string
 			for _, r := range f.Covered {
-				ids = append(ids, r.Row.ID+" ("+string(r.Result.Status)+")")
+				ids = append(ids, r.Row.ID+" ("+string(r.Result.Verdict)+")")
 			}
 			fmt.Fprintf(&b, "- requirement IDs of the capabilities above: %s\n", strings.Join(ids, ", "))
 		}
@@ -239,8 +239,8 @@ func Markdown(m Matrix) string {
 		fmt.Fprintf(&b, "| %s |", r.ID)
 		for _, c := range m.Cells {
 			res := r.Cells[c.Name]
-			label := res.Status.Label()
-			if res.Status.Failed() {
+			label := res.Status().Label()
+			if res.Status().Failed() {
 				label = "**" + label + "**"
 			}
 			fmt.Fprintf(&b, " %s |", label)

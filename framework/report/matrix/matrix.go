@@ -30,7 +30,11 @@ const (
 	PrepareLogFile = "prepare.log"
 )
 
-// Status is how a row reads in one cell: the page's colours.
+// Status is how a result looks on the page: its colour and the label in
+// its cell of the heatmap. It is not a verdict of its own: Result.Status
+// maps the result's verdict (a capability.Verdict, the one vocabulary of
+// every report) onto it, several verdicts onto one colour where the page
+// groups them (not supported).
 type Status string
 
 const (
@@ -54,6 +58,31 @@ const (
 	// None: the cell's suites have no spec for it (API-* in a CRI cell).
 	None Status = "none"
 )
+
+// StatusOf is the page's colour of a verdict.
+func StatusOf(v capability.Verdict) Status {
+	switch v {
+	case capability.Conformant:
+		return Conformant
+	case capability.Nonconformant:
+		return Nonconformant
+	case capability.VerdictNotApplicable, capability.NotSupportedOnOS:
+		return NotSupported
+	case capability.VerdictError:
+		return Error
+	case capability.Unverified:
+		return Unverified
+	case capability.VerdictBlocked:
+		return Blocked
+	case capability.VerdictProbed:
+		return Probed
+	case capability.NotObserved, capability.OtherLayer:
+		return NotObserved
+	case capability.NotRun:
+		return NotRun
+	}
+	return None
+}
 
 // Statuses in the order of the page's legend.
 var Statuses = []Status{Conformant, Nonconformant, NotSupported, Error, Unverified, Blocked, Probed, NotObserved, NotRun, None}
@@ -161,8 +190,16 @@ func (s Status) mergeRank() int {
 	return -1
 }
 
+// Format is the version of matrix.json this package writes: 2 gives each
+// result a capability.Verdict instead of a status of the page's own and a
+// free-text verdict. ReadMatrix reads both (a previous run's page may be
+// of either).
+const Format = 2
+
 // Matrix is the combined report of all cells (matrix.json).
 type Matrix struct {
+	// Format is the file's version (Format; 0 before it).
+	Format    int       `json:"format,omitempty"`
 	Generated time.Time `json:"generated"`
 	// Line is the matrix's last line, as make matrix ends on it.
 	Line string `json:"line"`
@@ -255,27 +292,59 @@ type Row struct {
 // Key identifies a row across runs.
 func (r Row) Key() string { return r.Kind + ":" + r.ID }
 
-// Result is a row in one cell: its status, the model's verdict, one line
-// saying why, and the evidence.
+// Result is a row in one cell: the verdict the cell's runs decided, one
+// line saying why, and the evidence.
 type Result struct {
-	Status Status `json:"status"`
-	// Verdict is the model's word for it ("blocked by pid-target", "not
-	// supported on this OS", "declared unsupported, refused").
-	Verdict string `json:"verdict,omitempty"`
+	// Verdict is the capability package's word for it: a capability's cell
+	// verdict as its run recorded it; a requirement's from the verdicts of
+	// the specs that name it; not-run for a cell that did not run,
+	// not-covered where the cell's suites have no spec for the row.
+	Verdict capability.Verdict `json:"verdict"`
+	// Refused: conformant because declared unsupported and refused as it
+	// must be (the page shows it as not supported).
+	Refused bool `json:"refused,omitempty"`
+	// ProfileMismatch: conformant, declared unsupported, and works.
+	ProfileMismatch bool `json:"profileMismatch,omitempty"`
+	// BlockedBy names the capability that blocked a blocked one.
+	BlockedBy capability.Name `json:"blockedBy,omitempty"`
 	// Why is one line: what was observed, or the failure.
 	Why          string     `json:"why,omitempty"`
 	Observations []Evidence `json:"observations,omitempty"`
 	Specs        []SpecRun  `json:"specs,omitempty"`
 }
 
+// Status is the result's colour on the page.
+func (r Result) Status() Status {
+	if r.Verdict == capability.Conformant && r.Refused {
+		return NotSupported
+	}
+	return StatusOf(r.Verdict)
+}
+
+// Text is the verdict as the page prints it: the verdict's text, with what
+// qualifies it.
+func (r Result) Text() string {
+	switch {
+	case r.Verdict == capability.VerdictBlocked && r.BlockedBy != "":
+		return r.Verdict.Text() + " by " + string(r.BlockedBy)
+	case r.Verdict == capability.Conformant && r.Refused:
+		return r.Verdict.Text() + ": declared unsupported, refused as it must be"
+	case r.Verdict == capability.Conformant && r.ProfileMismatch:
+		return r.Verdict.Text() + " (profile mismatch: declared unsupported, works)"
+	case r.Verdict == "":
+		return capability.NotCovered.Text()
+	}
+	return r.Verdict.Text()
+}
+
 // Evidence is one observation behind a capability's result.
 type Evidence struct {
-	Source   string `json:"source,omitempty"`
-	Layer    string `json:"layer,omitempty"`
-	Case     string `json:"case,omitempty"`
-	Observed string `json:"observed"`
-	Verdict  string `json:"verdict"`
-	Reason   string `json:"reason,omitempty"`
+	Source   string             `json:"source,omitempty"`
+	Layer    string             `json:"layer,omitempty"`
+	Case     string             `json:"case,omitempty"`
+	Observed string             `json:"observed"`
+	Verdict  capability.Verdict `json:"verdict"`
+	Reason   string             `json:"reason,omitempty"`
 	// Text is what proves it (ps output, the gRPC status), for verdicts
 	// other than conformant.
 	Text string `json:"text,omitempty"`
@@ -288,9 +357,12 @@ type SpecRun struct {
 	Name    string `json:"name"`
 	State   string `json:"state"`
 	Message string `json:"message,omitempty"`
-	// JudgeSaidNo: the spec's failure is the runtime's nonconformance.
-	JudgeSaidNo bool `json:"judgeSaidNo,omitempty"`
+	// Verdict is the spec's (report.SpecVerdict), for one that did not pass.
+	Verdict capability.Verdict `json:"verdict,omitempty"`
 }
+
+// JudgeSaidNo: the spec's failure is the runtime's nonconformance.
+func (s SpecRun) JudgeSaidNo() bool { return s.Verdict == capability.Nonconformant }
 
 // Change is one difference from the previous run.
 type Change struct {

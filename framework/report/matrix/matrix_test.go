@@ -161,8 +161,8 @@ func TestCombineReadsEveryKindOfCell(t *testing.T) {
 	}
 	for _, r := range m.Rows {
 		for cell, st := range want[r.Key()] {
-			if got := r.Cells[cell]; got.Status != st {
-				t.Errorf("%s in %s: %s (%s: %s), want %s", r.Key(), cell, got.Status, got.Verdict, got.Why, st)
+			if got := r.Cells[cell]; got.Status() != st {
+				t.Errorf("%s in %s: %s (%s: %s), want %s", r.Key(), cell, got.Status(), got.Verdict, got.Why, st)
 			}
 		}
 	}
@@ -316,11 +316,11 @@ func checkPageHTML(t *testing.T, b []byte, m Matrix) {
 		}
 		for i, c := range m.Cells {
 			res := r.Cells[c.Name]
-			if cls := attr(tds[i], "class"); cls != "s-"+string(res.Status) {
-				t.Errorf("row %s, cell %s: class %q, want s-%s", r.Key(), c.Name, cls, res.Status)
+			if cls := attr(tds[i], "class"); cls != "s-"+string(res.Status()) {
+				t.Errorf("row %s, cell %s: class %q, want s-%s", r.Key(), c.Name, cls, res.Status())
 			}
-			if res.Status.Failed() && ids[EvidenceID(c.Name, r)] == nil {
-				t.Errorf("row %s, cell %s: %s without evidence on the page", r.Key(), c.Name, res.Status)
+			if res.Status().Failed() && ids[EvidenceID(c.Name, r)] == nil {
+				t.Errorf("row %s, cell %s: %s without evidence on the page", r.Key(), c.Name, res.Status())
 			}
 		}
 	}
@@ -460,17 +460,48 @@ func TestRanAgainstNamesEveryKubelet(t *testing.T) {
 // requirements, not the Windows one: that row is not supported on the OS.
 func TestRequirementOfAnotherOSIsNotFailedByTheSpec(t *testing.T) {
 	spec := "Network sharing a NODE network namespace is the host's [CRI-5] [WIN-1]"
-	src := source{
-		specs: map[string]specInfo{spec: {state: "failed", message: "does not reach a server on the host's loopback", judgeSaidNo: true}},
-		cov: &report.Coverage{Requirements: []report.RequirementCoverage{
+	src := source{Run: report.Run{
+		Specs: map[string]report.SpecVerdict{spec: {Spec: spec, State: "failed", Message: "does not reach a server on the host's loopback", Verdict: capability.Nonconformant}},
+		Coverage: &report.Coverage{Requirements: []report.RequirementCoverage{
 			{Requirement: framework.Requirement{ID: "CRI-5"}, Specs: []report.CoveredBy{{Spec: spec, State: "failed"}}},
 			{Requirement: framework.Requirement{ID: "WIN-1"}, Specs: []report.CoveredBy{{Spec: spec, State: "not exercised on a linux node"}}},
 		}},
+	}}
+	if r := requirementResult(src, "CRI-5", "cri"); r.Verdict != capability.Nonconformant {
+		t.Errorf("CRI-5: %s, want nonconformant", r.Verdict)
 	}
-	if r := requirementResult(src, "CRI-5", "cri"); r.Status != Nonconformant {
-		t.Errorf("CRI-5: %s, want nonconformant", r.Status)
+	if r := requirementResult(src, "WIN-1", "cri"); r.Verdict != capability.NotSupportedOnOS || r.Status() != NotSupported {
+		t.Errorf("WIN-1 on Linux: %s (%s), want not supported on this OS", r.Verdict, r.Why)
 	}
-	if r := requirementResult(src, "WIN-1", "cri"); r.Status != NotSupported {
-		t.Errorf("WIN-1 on Linux: %s (%s), want not supported", r.Status, r.Why)
+}
+
+// A previous page written before results carried verdicts (format 1: a
+// status of the page's own and a verdict of free text) still reads, and
+// diffs by colour: only a real change is one.
+func TestPreviousPageOfFormat1(t *testing.T) {
+	old := `{"generated":"2026-01-01T00:00:00Z","line":"x","exitCode":1,"cells":[{"name":"c","layer":"cri","ran":true,"exitCode":1,"exit":"nonconformant","specs":{"passed":0,"failed":0,"skipped":0}}],
+"rows":[{"kind":"capability","id":"pid-node","summary":"s","cells":{"c":{"status":"not-supported","verdict":"declared unsupported, refused as it must be"}}},
+{"kind":"capability","id":"ptrace-rules","summary":"s","cells":{"c":{"status":"blocked","verdict":"blocked by pid-target"}}},
+{"kind":"capability","id":"exec","summary":"s","cells":{"c":{"status":"conformant","verdict":"conformant"}}}],"changes":[]}`
+	path := filepath.Join(t.TempDir(), JSONFile)
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prev, err := ReadMatrix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := prev.Rows[1].Cells["c"]; r.Verdict != capability.VerdictBlocked || r.BlockedBy != capability.PIDTarget || r.Text() != "blocked by pid-target" {
+		t.Errorf("blocked: %+v (%s)", r, r.Text())
+	}
+	cur := prev
+	cur.Rows = []Row{
+		{Kind: KindCapability, ID: "pid-node", Cells: map[string]Result{"c": {Verdict: capability.Conformant, Refused: true}}},
+		{Kind: KindCapability, ID: "ptrace-rules", Cells: map[string]Result{"c": {Verdict: capability.VerdictBlocked, BlockedBy: capability.PIDTarget}}},
+		{Kind: KindCapability, ID: "exec", Cells: map[string]Result{"c": {Verdict: capability.Nonconformant}}},
+	}
+	changes := Diff(prev, cur)
+	if len(changes) != 1 || changes[0].Row != "capability:exec" || changes[0].From != "conformant" || changes[0].To != "nonconformant" || changes[0].Direction != Worse {
+		t.Errorf("changes %+v, want exec conformant → nonconformant only", changes)
 	}
 }

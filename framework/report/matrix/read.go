@@ -1,9 +1,7 @@
 package matrix
 
 import (
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,72 +12,22 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/report"
-	"github.com/onsi/ginkgo/v2/types"
 )
 
-// source is one suite run's report folder inside a cell's folder.
+// source is one suite run's report folder inside a cell's folder, as
+// report.ReadRun reads it.
 type source struct {
-	dir, rel string
-	sum      report.Summary
-	m        *capability.Matrix
-	cov      *report.Coverage
-	// specs are the run's It specs from ginkgo-report.json, by full text.
-	specs map[string]specInfo
-}
-
-type specInfo struct {
-	state, message string
-	judgeSaidNo    bool
+	report.Run
+	rel string
 }
 
 // maxText bounds the evidence and messages a page carries per item; the
 // cell's own reports have all of it.
 const maxText = 3000
 
-// reportDirs finds the report folders below a cell's folder: each folder
-// with a summary.json, not looking below one (a suite's folder has none of
-// its own below it).
-func reportDirs(cellDir string) []string {
-	var out []string
-	_ = filepath.WalkDir(cellDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		if _, err := os.Stat(filepath.Join(path, framework.OutcomeFile)); err == nil {
-			out = append(out, path)
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out
-}
-
 func readSource(dir, pageDir string) (source, error) {
-	s := source{dir: dir, rel: rel(pageDir, dir)}
-	var err error
-	if s.sum, err = report.ReadSummary(dir); err != nil {
-		return s, err
-	}
-	if m, err := report.ReadMatrix(dir); err == nil {
-		s.m = &m
-	}
-	if c, err := report.ReadCoverage(dir); err == nil {
-		s.cov = &c
-	}
-	var rs []types.Report
-	if b, err := os.ReadFile(filepath.Join(dir, report.JSONFile)); err == nil && json.Unmarshal(b, &rs) == nil {
-		s.specs = map[string]specInfo{}
-		for _, r := range rs {
-			for _, sr := range r.SpecReports {
-				if sr.LeafNodeType != types.NodeTypeIt {
-					continue
-				}
-				s.specs[sr.FullText()] = specInfo{state: sr.State.String(), message: clip(sr.Failure.Message), judgeSaidNo: report.JudgeSaidNo(sr)}
-			}
-		}
-	}
-	return s, nil
+	r, err := report.ReadRun(dir)
+	return source{Run: r, rel: rel(pageDir, dir)}, err
 }
 
 // ReadCell reads one cell's folder into its column and its results by row
@@ -89,7 +37,7 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 	cell := Cell{Name: cfg.Name, Layer: cfg.Layer, Describe: cfg.Describe, Command: cfg.Command}
 	notRun := func(why string) (Cell, map[string]Result) {
 		cell.NotRun = why
-		return cell, uniform(Result{Status: NotRun, Verdict: "not run", Why: why})
+		return cell, uniform(Result{Verdict: capability.NotRun, Why: why})
 	}
 	if cfg.Skip != "" {
 		return notRun(cfg.Skip)
@@ -119,17 +67,17 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 	}
 	var srcs []source
 	var sums []report.Summary
-	for _, d := range reportDirs(dir) {
+	for _, d := range report.RunDirs(dir) {
 		s, err := readSource(d, pageDir)
 		if err != nil {
 			continue
 		}
-		srcs, sums = append(srcs, s), append(sums, s.sum)
+		srcs, sums = append(srcs, s), append(sums, s.Summary)
 	}
 	cell.ExitCode, cell.Note = CellExit(run, log, sums)
 	cell.Exit = ExitText(cell.ExitCode)
 	if len(srcs) == 0 {
-		return cell, uniform(Result{Status: Error, Verdict: "no reports", Why: cell.Note})
+		return cell, uniform(Result{Verdict: capability.VerdictError, Why: cell.Note})
 	}
 	merged := report.MergeSummaries("", sums...)
 	cell.Line, cell.Specs = merged.Line, merged.Specs
@@ -137,22 +85,22 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 	cell.Probe = merged.Probe != nil
 	results := map[string]Result{}
 	for _, s := range srcs {
-		cell.Reports = append(cell.Reports, links(s.dir, pageDir))
+		cell.Reports = append(cell.Reports, links(s.Dir, pageDir))
 		label := ""
 		if len(srcs) > 1 {
 			label = s.rel
 		}
-		if s.m != nil {
-			if fault, ok := report.SelfTest(*s.m); ok {
+		if m := s.Matrix; m != nil {
+			if fault, ok := report.SelfTest(*m); ok {
 				cell.SelfTest = fault
 			}
-			for _, l := range s.m.Layers {
-				rt, ok := s.m.LayerRuntimes[l]
+			for _, l := range m.Layers {
+				rt, ok := m.LayerRuntimes[l]
 				if !ok {
-					rt = s.m.Runtime
+					rt = m.Runtime
 				}
-				cell.Runtimes = append(cell.Runtimes, LayerRuntime{Layer: l, Runtime: rt, Profile: s.m.Profile})
-				for _, row := range s.m.Rows {
+				cell.Runtimes = append(cell.Runtimes, LayerRuntime{Layer: l, Runtime: rt, Profile: m.Profile})
+				for _, row := range m.Rows {
 					key := KindCapability + ":" + string(row.Capability)
 					results[key] = mergeResult(results[key], capabilityResult(row.Capability, row.Layers[l], l, label))
 				}
@@ -200,12 +148,12 @@ func links(dir, pageDir string) ReportLinks {
 // report folders together: the worst observed status wins, the evidence
 // of all is kept.
 func mergeResult(a, b Result) Result {
-	if a.Status == "" {
+	if a.Verdict == "" {
 		return b
 	}
 	out := a
-	if b.Status.mergeRank() > a.Status.mergeRank() {
-		out.Status, out.Verdict, out.Why = b.Status, b.Verdict, b.Why
+	if b.Status().mergeRank() > a.Status().mergeRank() {
+		out.Verdict, out.Refused, out.ProfileMismatch, out.BlockedBy, out.Why = b.Verdict, b.Refused, b.ProfileMismatch, b.BlockedBy, b.Why
 	}
 	out.Observations = append(slices.Clip(a.Observations), b.Observations...)
 	out.Specs = append(slices.Clip(a.Specs), b.Specs...)
@@ -214,34 +162,17 @@ func mergeResult(a, b Result) Result {
 
 // capabilityResult reads one capability's cell at one layer.
 func capabilityResult(n capability.Name, c capability.Cell, l capability.Layer, source string) Result {
-	r := Result{}
+	r := Result{Verdict: c.Verdict, ProfileMismatch: c.ProfileMismatch && c.Verdict == capability.Conformant}
 	switch c.Verdict {
+	case "":
+		r.Verdict = capability.NotObserved
 	case capability.Conformant:
-		r.Status, r.Verdict = Conformant, "conformant"
-		if refusedAsDeclared(c) {
-			r.Status, r.Verdict = NotSupported, "declared unsupported, refused as it must be"
-		} else if c.ProfileMismatch {
-			r.Verdict = "conformant (declared unsupported, but works: profile mismatch)"
-		}
-	case capability.Nonconformant:
-		r.Status, r.Verdict = Nonconformant, "nonconformant"
-	case capability.VerdictNotApplicable:
-		r.Status, r.Verdict = NotSupported, "declared not applicable"
-	case capability.NotSupportedOnOS:
-		r.Status, r.Verdict = NotSupported, capability.NotSupportedOnOS.Text()
-	case capability.VerdictError:
-		r.Status, r.Verdict = Error, "error (no verdict)"
-	case capability.Unverified:
-		r.Status, r.Verdict = Unverified, "unverified"
+		r.Refused = refusedAsDeclared(c)
 	case capability.VerdictBlocked:
-		r.Status, r.Verdict = Blocked, "blocked by "+string(c.BlockedBy(n))
-	case capability.VerdictProbed:
-		r.Status, r.Verdict = Probed, "probed (not judged)"
-	default:
-		r.Status, r.Verdict = NotObserved, "not observed"
+		r.BlockedBy = c.BlockedBy(n)
 	}
 	for _, o := range c.Observations {
-		e := Evidence{Source: source, Layer: string(l), Case: o.Case, Observed: o.Observed, Verdict: o.Verdict.Text(), Reason: o.Reason}
+		e := Evidence{Source: source, Layer: string(l), Case: o.Case, Observed: o.Observed, Verdict: o.Verdict, Reason: o.Reason}
 		if o.Verdict != capability.Conformant {
 			e.Text = clip(o.Evidence)
 		}
@@ -256,8 +187,7 @@ func capabilityResult(n capability.Name, c capability.Cell, l capability.Layer, 
 
 // capabilityWhy is one line: the observation behind the verdict.
 func capabilityWhy(r Result, c capability.Cell) string {
-	want := map[Status]capability.Verdict{Nonconformant: capability.Nonconformant, Error: capability.VerdictError, Blocked: capability.VerdictBlocked, Probed: capability.VerdictProbed}[r.Status]
-	if want != "" {
+	if want := r.Verdict; want == capability.Nonconformant || want == capability.VerdictError || want == capability.VerdictBlocked || want == capability.VerdictProbed {
 		for _, o := range c.Observations {
 			if o.Verdict == want {
 				what := o.Observed
@@ -306,41 +236,35 @@ func requirementResult(s source, id, label string) Result {
 			specs = append(specs, sr)
 			return
 		}
-		if info, ok := s.specs[name]; ok {
-			sr.Message, sr.JudgeSaidNo = info.message, info.judgeSaidNo
-		} else if state == "failed" {
-			for _, nc := range s.sum.Nonconformances {
-				if strings.HasPrefix(nc, name+": ") {
-					sr.JudgeSaidNo, sr.Message = true, strings.TrimPrefix(nc, name+": ")
-				}
-			}
+		if sv, ok := s.Specs[name]; ok {
+			sr.Message, sr.Verdict = clip(sv.Message), sv.Verdict
 		}
 		specs = append(specs, sr)
 	}
 	switch {
-	case s.cov != nil:
-		for _, q := range s.cov.Requirements {
+	case s.Coverage != nil:
+		for _, q := range s.Coverage.Requirements {
 			if q.ID == id {
 				for _, c := range q.Specs {
 					add(c.Spec, c.State)
 				}
 			}
 		}
-	case s.specs != nil:
-		names := make([]string, 0, len(s.specs))
-		for name := range s.specs {
+	default:
+		names := make([]string, 0, len(s.Specs))
+		for name := range s.Specs {
 			names = append(names, name)
 		}
 		sort.Strings(names)
 		for _, name := range names {
 			if slices.Contains(framework.RequirementIDs(name), id) {
-				add(name, s.specs[name].state)
+				add(name, s.Specs[name].State)
 			}
 		}
 	}
 	r := Result{Specs: specs}
 	if len(specs) == 0 {
-		r.Status = None
+		r.Verdict = capability.NotCovered
 		return r
 	}
 	counts := map[string]int{}
@@ -349,7 +273,7 @@ func requirementResult(s source, id, label string) Result {
 		sp := &specs[i]
 		counts[sp.State]++
 		switch {
-		case sp.JudgeSaidNo:
+		case sp.JudgeSaidNo():
 			if firstNo == nil {
 				firstNo = sp
 			}
@@ -371,17 +295,17 @@ func requirementResult(s source, id, label string) Result {
 	tally := tallyStates(specs)
 	switch {
 	case firstNo != nil:
-		r.Status, r.Verdict, r.Why = Nonconformant, "nonconformant", firstLine(firstNo.Message, firstNo.Name)
+		r.Verdict, r.Why = capability.Nonconformant, firstLine(firstNo.Message, firstNo.Name)
 	case firstErr != nil:
-		r.Status, r.Verdict, r.Why = Error, "error (no verdict)", firstErr.State+": "+firstLine(firstErr.Message, firstErr.Name)
-	case counts["passed"] > 0 && s.sum.Probe != nil:
-		r.Status, r.Verdict, r.Why = Probed, "probed (not judged)", tally
+		r.Verdict, r.Why = capability.VerdictError, firstErr.State+": "+firstLine(firstErr.Message, firstErr.Name)
+	case counts["passed"] > 0 && s.Summary.Probe != nil:
+		r.Verdict, r.Why = capability.VerdictProbed, tally
 	case counts["passed"] > 0:
-		r.Status, r.Verdict, r.Why = Conformant, "conformant", tally
+		r.Verdict, r.Why = capability.Conformant, tally
 	case firstNotHere != nil && firstSkip == nil:
-		r.Status, r.Verdict, r.Why = NotSupported, firstNotHere.State, tally
+		r.Verdict, r.Why = capability.NotSupportedOnOS, tally
 	default:
-		r.Status, r.Verdict = NotObserved, "not observed (skipped)"
+		r.Verdict = capability.NotObserved
 		r.Why = tally
 		if firstSkip != nil && firstSkip.Message != "" {
 			r.Why = "skipped: " + firstLine(firstSkip.Message, "")
@@ -469,7 +393,7 @@ func emptyRows() []Row {
 // CI job's cell the configuration here lacks). pageDir is where the page
 // goes: its links are relative to it.
 func Combine(cells []CellConfig, cellsDir, pageDir string, extra bool, now time.Time) Matrix {
-	m := Matrix{Generated: now.UTC().Truncate(time.Second), Rows: emptyRows(), Changes: []Change{}}
+	m := Matrix{Format: Format, Generated: now.UTC().Truncate(time.Second), Rows: emptyRows(), Changes: []Change{}}
 	known := map[string]bool{}
 	all := append([]CellConfig(nil), cells...)
 	for _, c := range cells {
@@ -496,8 +420,8 @@ func Combine(cells []CellConfig, cellsDir, pageDir string, extra bool, now time.
 		m.Cells = append(m.Cells, cell)
 		for i := range m.Rows {
 			r, ok := results[m.Rows[i].Key()]
-			if !ok || r.Status == "" {
-				r = Result{Status: None}
+			if !ok || r.Verdict == "" {
+				r = Result{Verdict: capability.NotCovered}
 			}
 			m.Rows[i].Cells[c.Name] = r
 		}

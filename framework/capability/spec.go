@@ -1,0 +1,65 @@
+package capability
+
+// SpecEnd is how one spec (or a setup node) of a run ended, and what it
+// recorded: what JudgeSpec decides its verdict from.
+type SpecEnd struct {
+	// IsSpec: an It, not a suite's setup or cleanup node.
+	IsSpec bool
+	// State is the Ginkgo state: passed, skipped, failed, panicked, ...
+	State string
+	// FailedInSpecBody: the failure was raised in the It body, where the
+	// spec's judges run (not in a BeforeEach, a DeferCleanup, ...).
+	FailedInSpecBody bool
+	Message          string
+	// Observations are the spec's recorded (judged) observations.
+	Observations []Observation
+}
+
+// JudgeSpec decides a spec's verdict from how it ended and what it
+// recorded, the spec-level counterpart of Decide: passed is conformant,
+// skipped not observed; a failure is nonconformant when a judge said no
+// (an observation recorded nonconformant, or an assertion of the It body),
+// and otherwise an error of the run itself, no verdict: an observation
+// recorded as an environment error, a spec that failed with the
+// environment-error message (EnvironmentErrorPrefix: a spec that found its
+// fixture broken says so), a failure outside the It body, a panic, a
+// timeout, an interrupt. The reason says which.
+func JudgeSpec(s SpecEnd) (Verdict, string) {
+	switch s.State {
+	case "passed":
+		return Conformant, "passed"
+	case "skipped", "pending":
+		return NotObserved, s.State
+	}
+	for _, o := range s.Observations {
+		if o.Verdict == VerdictError {
+			return VerdictError, "the suite's environment broke"
+		}
+	}
+	for _, o := range s.Observations {
+		if o.Verdict == Nonconformant {
+			return Nonconformant, "a judge said no: " + string(o.Capability) + " nonconformant"
+		}
+	}
+	switch {
+	case IsEnvironmentFailure(s.Message):
+		return VerdictError, "the suite's environment broke"
+	case !s.IsSpec:
+		return VerdictError, "a setup or cleanup node " + s.State
+	case s.State != "failed":
+		return VerdictError, "the spec " + s.State
+	case !s.FailedInSpecBody:
+		return VerdictError, "the spec failed outside its body (setup or cleanup)"
+	}
+	return Nonconformant, "a judge said no"
+}
+
+// failedState is a Ginkgo spec state in which the spec did not pass (its
+// report's State string).
+func failedState(state string) bool {
+	switch state {
+	case "failed", "panicked", "timedout", "interrupted", "aborted":
+		return true
+	}
+	return false
+}
