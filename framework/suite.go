@@ -59,6 +59,9 @@ func RunSuite(t *testing.T, description string) bool {
 	if kept, all := selected(preview); kept == 0 {
 		Exit(fmt.Errorf("the selection (label filter %q, focus %q, skip %q) matches none of the suite's %d specs: a run that judges nothing has no verdict", suiteConfig.LabelFilter, strings.Join(suiteConfig.FocusStrings, " "), strings.Join(suiteConfig.SkipStrings, " "), all))
 	}
+	if os.Getenv("NO_COLOR") != "" || !isTerminal(os.Stdout) {
+		reporterConfig.NoColor = true // a log file or a pipe gets no escape codes
+	}
 	if suiteConfig.LabelFilter == "" {
 		suiteConfig.LabelFilter = "!" + LabelBenchmark
 	}
@@ -93,4 +96,10 @@ func selected(preview types.Report) (kept, all int) {
 		}
 	}
 	return kept, all
+}
+
+// isTerminal tells a terminal (a character device) from a file or a pipe.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
