@@ -23,7 +23,11 @@ SKEW_TOPOLOGY ?= skew
 RUNTIME_CLASS ?=
 CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
-.PHONY: windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
+.PHONY: help windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
+
+## help: this list (the default target): each target and what it does
+help:
+	@awk '/^## [a-z-]+:/ { sub(/^## /, ""); split($$0, a, ":"); printf "\n  make %-18s%s\n", a[1], substr($$0, length(a[1]) + 2); next } /^## / { sub(/^## /, ""); printf "  %-24s%s\n", "", $$0 }' $(MAKEFILE_LIST)
 
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=

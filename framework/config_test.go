@@ -39,3 +39,15 @@ func TestLabels(t *testing.T) {
 	}()
 	Label("not-registered")
 }
+
+func TestCheckLabelFilter(t *testing.T) {
+	for _, ok := range []string{"", "pid-target", "cri && !benchmark", "(pid || network) && !linux-only", "/pid-.*/", "pid, ipc", "!/^skew$/ && cri"} {
+		if err := CheckLabelFilter(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	err := CheckLabelFilter("cri && pid-targt")
+	if err == nil || !strings.Contains(err.Error(), `"pid-targt" (nearest: pid-target`) {
+		t.Errorf("misspelt label: %v", err)
+	}
+}

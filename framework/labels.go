@@ -112,3 +112,84 @@ func CheckSpecLabels(r types.Report) error {
 	}
 	return CheckLabels(used)
 }
+
+// CheckLabelFilter checks the names a label filter (Ginkgo's syntax) uses
+// against the registry: a misspelt name would select nothing, and a run
+// that selected nothing must not read as a verdict. Regular expressions
+// (/.../) and label sets (key: values) are left to Ginkgo.
+func CheckLabelFilter(filter string) error {
+	var unknown []string
+	for _, name := range labelFilterNames(filter) {
+		if _, ok := labels[name]; !ok {
+			unknown = append(unknown, fmt.Sprintf("%q (nearest: %s)", name, strings.Join(nearestLabels(name, 3), ", ")))
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("label filter %q: unknown label %s; the README's Labels section lists them", filter, strings.Join(unknown, ", unknown label "))
+	}
+	return nil
+}
+
+// labelFilterNames are the plain label names of a Ginkgo label filter.
+func labelFilterNames(filter string) []string {
+	var names []string
+	inRegex := false
+	for _, field := range strings.FieldsFunc(filter, func(r rune) bool {
+		return strings.ContainsRune("&|!(), \t", r)
+	}) {
+		switch {
+		case inRegex:
+			inRegex = !strings.HasSuffix(field, "/")
+		case strings.HasPrefix(field, "/"):
+			inRegex = len(field) == 1 || !strings.HasSuffix(field, "/")
+		case strings.Contains(field, ":"):
+			return names // a label set: key: values to the end of the group; left to Ginkgo
+		default:
+			names = append(names, field)
+		}
+	}
+	return names
+}
+
+// nearestLabels are the n registered labels closest to name by edit distance.
+func nearestLabels(name string, n int) []string {
+	type cand struct {
+		label string
+		d     int
+	}
+	var cs []cand
+	for l := range labels {
+		cs = append(cs, cand{l, editDistance(name, l)})
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].label < cs[j].label
+	})
+	var out []string
+	for i := 0; i < n && i < len(cs); i++ {
+		out = append(out, cs[i].label)
+	}
+	return out
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 )
 
@@ -45,11 +47,21 @@ func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
 // filter asks for them (make benchmark).
 func RunSuite(t *testing.T, description string) bool {
 	gomega.RegisterFailHandler(ginkgo.Fail)
+	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
+	// A misspelt label selects nothing: bad input, not a verdict.
+	if err := CheckLabelFilter(suiteConfig.LabelFilter); err != nil {
+		Exit(err)
+	}
 	preview := ginkgo.PreviewSpecs(description)
 	if err := errors.Join(CheckSpecLabels(preview), CheckSpecRequirements(preview)); err != nil {
 		t.Fatalf("the spec tree is inconsistent:\n%v", err)
 	}
-	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
+	if kept, all := selected(preview); kept == 0 {
+		Exit(fmt.Errorf("the selection (label filter %q, focus %q, skip %q) matches none of the suite's %d specs: a run that judges nothing has no verdict", suiteConfig.LabelFilter, strings.Join(suiteConfig.FocusStrings, " "), strings.Join(suiteConfig.SkipStrings, " "), all))
+	}
+	if os.Getenv("NO_COLOR") != "" || !isTerminal(os.Stdout) {
+		reporterConfig.NoColor = true // a log file or a pipe gets no escape codes
+	}
 	if suiteConfig.LabelFilter == "" {
 		suiteConfig.LabelFilter = "!" + LabelBenchmark
 	}
@@ -69,4 +81,25 @@ func SkipOnWindows(os string) {
 // output reaches the ginkgo CLI as it is written.
 func Logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "ectest: "+format+"\n", args...)
+}
+
+// selected counts the specs of a preview that the run's filters keep, and
+// all of them.
+func selected(preview types.Report) (kept, all int) {
+	for _, sr := range preview.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		all++
+		if sr.State != types.SpecStateSkipped {
+			kept++
+		}
+	}
+	return kept, all
+}
+
+// isTerminal tells a terminal (a character device) from a file or a pipe.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
