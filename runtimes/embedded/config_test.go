@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/runtimes/catalog"
 )
 
 func TestConfigs(t *testing.T) {
@@ -60,7 +61,7 @@ func TestConfigV3ForContainerd2(t *testing.T) {
 
 func TestCrunHandler(t *testing.T) {
 	l := layout{id: "x", dir: "/var/lib/ectest/embedded/x"}
-	got := containerdConfig(l, Options{ConfigVersion: 3, BinDir: "/cache/bin", Crun: true, SandboxImage: "p", CNIBinDir: "/usr/lib/cni"})
+	got := containerdConfig(l, Options{ConfigVersion: 3, BinDir: "/cache/bin", Handlers: []catalog.Handler{catalog.Crun}, SandboxImage: "p", CNIBinDir: "/usr/lib/cni"})
 	for _, want := range []string{
 		"[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.crun]",
 		`BinaryName = "/var/lib/ectest/embedded/x/ectest-crun"`,

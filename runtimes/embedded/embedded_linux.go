@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/runtimes/catalog"
 	"github.com/ectest/ectest/runtimes/embedded/crunwrapper"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -74,13 +75,13 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		l.config():                          containerdConfig(l, o),
 		l.cniConf() + "/10-ectest.conflist": cniConfig(l),
 	}
-	if o.Runsc {
-		files[l.dir+"/runsc.toml"] = runscConfig(l, o)
+	for path, content := range shimConfigs(l, o) {
+		files[path] = content
 	}
 	if o.RegistryAddr != "" {
 		files[filepath.Join(l.hostsDir(), o.RegistryAddr, "hosts.toml")] = hostsTOML(o.RegistryAddr)
 	}
-	if o.Crun {
+	if o.has(catalog.Crun.Name) {
 		files[l.crunEmpty()] = ""
 	}
 	for path, content := range files {
@@ -96,7 +97,7 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		// containerd finds its shim on PATH.
 		env = append(env, "PATH="+o.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
-	if o.Crun {
+	if o.has(catalog.Crun.Name) {
 		crun, err := setUpCrun(l, o)
 		if err != nil {
 			return nil, errors.Join(err, cleanupDir(l))

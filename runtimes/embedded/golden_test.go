@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -34,7 +35,7 @@ func golden(t *testing.T, name, got string) {
 // framework/environment gives them.
 func flavorOptions(f Flavor) Options {
 	return Options{ConfigVersion: f.ConfigVersion, BinDir: "/cache/runtimes/" + f.Name,
-		Runsc: f.Handler == "runsc", Crun: f.Handler == "crun",
+		Handlers:     f.Handlers(),
 		SandboxImage: "127.0.0.1:5000/ectest/pause@sha256:00", CNIBinDir: "/usr/lib/cni", RegistryAddr: "127.0.0.1:5000"}
 }
 
@@ -57,8 +58,14 @@ func TestFlavorsGolden(t *testing.T) {
 			}
 			fmt.Fprintf(&b, "# build needs: %v\n# host needs: %v\n", f.BuildNeeds, f.HostNeeds)
 			b.WriteString("# ---- config.toml\n" + containerdConfig(l, o))
-			if o.Runsc {
-				b.WriteString("# ---- runsc.toml\n" + runscConfig(l, o))
+			files := shimConfigs(l, o)
+			var paths []string
+			for p := range files {
+				paths = append(paths, p)
+			}
+			sort.Strings(paths)
+			for _, p := range paths {
+				b.WriteString("# ---- " + filepath.Base(p) + "\n" + files[p])
 			}
 			golden(t, "flavor-"+f.Name+".golden", b.String())
 		})
