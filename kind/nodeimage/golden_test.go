@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -59,8 +60,14 @@ func TestNodeRuntimesGolden(t *testing.T) {
 				fmt.Fprintf(&b, "# program %s at /%s\n", p.Key(), nodePath(p.Binary))
 			}
 			b.WriteString("# ---- /etc/containerd/config.toml\n" + NodeContainerdConfig(string(kindCfg), "registry.k8s.io/pause:3.10.1", rt))
-			if rt.RuntimeClasses[GVisorRuntimeClass] != "" {
-				b.WriteString("# ---- /etc/containerd/runsc.toml\n" + runscConfig)
+			files := rt.shimConfigs()
+			var paths []string
+			for p := range files {
+				paths = append(paths, p)
+			}
+			sort.Strings(paths)
+			for _, p := range paths {
+				b.WriteString("# ---- " + p + "\n" + files[p])
 			}
 			golden(t, "node-runtime-"+rt.Name+".golden", b.String())
 		})
