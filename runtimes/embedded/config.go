@@ -65,13 +65,11 @@ func (l layout) state() string     { return l.dir + "/state" }
 func (l layout) cniConf() string   { return l.dir + "/cni" }
 func (l layout) cniData() string   { return l.dir + "/cni-ipam" }
 func (l layout) hostsDir() string  { return l.dir + "/certs.d" }
-func (l layout) runcRoot() string  { return l.dir + "/runc" }
 func (l layout) config() string    { return l.dir + "/config.toml" }
 func (l layout) ownerFile() string { return l.dir + "/owner.pid" }
 
-// crun's state, and its wrapper with the empty file it binds: the wrapper
+// crun's wrapper and the empty file it binds: the wrapper
 // finds that file next to its argv[0].
-func (l layout) crunRoot() string    { return l.dir + "/crun" }
 func (l layout) crunWrapper() string { return l.dir + "/" + crunwrapper.Name }
 func (l layout) crunEmpty() string   { return l.dir + "/" + crunwrapper.EmptyFile }
 

@@ -277,11 +277,18 @@ func Sweep(baseDir string) error {
 func cleanupDir(l layout) error {
 	var errs []error
 	killProcessesMentioning(l.dir)
-	if _, err := os.Stat(l.runcRoot()); err == nil {
-		errs = append(errs, killRuncContainers(l.runcRoot()+"/"+namespaceK8s))
-	}
-	if _, err := os.Stat(l.crunRoot()); err == nil {
-		errs = append(errs, killCrunContainers(l, l.crunRoot()+"/"+namespaceK8s))
+	// The state of every runc-like handler of the catalog (the runc shim
+	// runs it, with its state under the run directory): its containers.
+	for _, h := range catalogHandlers() {
+		root := l.dir + "/" + h.StateDir
+		if _, err := os.Stat(root); err != nil {
+			continue
+		}
+		if h.Name == catalog.Crun.Name {
+			errs = append(errs, killCrunContainers(l, root+"/"+namespaceK8s))
+		} else {
+			errs = append(errs, killRuncContainers(h.Binary, root+"/"+namespaceK8s))
+		}
 	}
 	killProcessesMentioning(l.dir)
 	errs = append(errs, unmountBelow(l.dir))
@@ -297,16 +304,34 @@ func cleanupDir(l layout) error {
 	return errors.Join(errs...)
 }
 
-func killRuncContainers(root string) error {
-	out, err := exec.Command("runc", "--root", root, "list", "-q").Output()
+// catalogHandlers are the handlers of the catalog's runtimes that the runc
+// shim runs (runc's command line: list, kill, delete with --root), once each.
+func catalogHandlers() []catalog.Handler {
+	var out []catalog.Handler
+	seen := map[string]bool{}
+	for _, r := range catalog.Runtimes {
+		for _, h := range append([]catalog.Handler{r.Default}, r.Handlers...) {
+			if h.RuntimeType == catalog.Runc.RuntimeType && !seen[h.StateDir] {
+				seen[h.StateDir] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// killRuncContainers kills and deletes the containers runc (or an OCI
+// runtime of its command line, bin from PATH) knows in root.
+func killRuncContainers(bin, root string) error {
+	out, err := exec.Command(bin, "--root", root, "list", "-q").Output()
 	if err != nil {
-		return nil // no runc state: nothing to kill
+		return nil // no such runtime or no state: nothing to kill
 	}
 	var errs []error
 	for _, id := range strings.Fields(string(out)) {
-		_ = exec.Command("runc", "--root", root, "kill", "--all", id, "KILL").Run()
-		if o, err := exec.Command("runc", "--root", root, "delete", "--force", id).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("runc delete %s: %v: %s", id, err, o))
+		_ = exec.Command(bin, "--root", root, "kill", "--all", id, "KILL").Run()
+		if o, err := exec.Command(bin, "--root", root, "delete", "--force", id).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("%s delete %s: %v: %s", bin, id, err, o))
 		}
 	}
 	return errors.Join(errs...)
