@@ -105,17 +105,17 @@ probe:
 
 ## unit: the framework's own logic
 unit:
-	$(GO) run ./internal/hostdeps/ectest-deps browser || echo "ectest: no Chromium: the test that renders matrix.html will skip"
-	$(GO) test -count=1 ./framework/... ./runtimes/... ./fixtures/... ./kind/... ./internal/...
+	$(GO) run ./cmd/ectest-deps browser || echo "ectest: no Chromium: the test that renders matrix.html will skip"
+	$(GO) test -count=1 ./cmd/... ./framework/... ./runtimes/... ./fixtures/... ./kind/... ./internal/...
 
 ## cluster: build what is missing (node image, offline) and create the default kind cluster
 ## (NODE_RUNTIME=containerd-2-gvisor adds gVisor as the RuntimeClass gvisor)
 cluster:
-	$(GO) run ./kind/cmd/ectest-kind up $(KIND_FLAGS)
+	$(GO) run ./cmd/ectest-kind up $(KIND_FLAGS)
 
 ## cluster-down: delete the kind cluster (caches stay; TOPOLOGY=skew for the skew cluster)
 cluster-down:
-	$(GO) run ./kind/cmd/ectest-kind down $(if $(TOPOLOGY),-topology=$(TOPOLOGY))
+	$(GO) run ./cmd/ectest-kind down $(if $(TOPOLOGY),-topology=$(TOPOLOGY))
 
 ## skew: the version-skew cluster (control plane N, one worker per kubelet N..N-3: one Kubernetes build and three
 ## kubelet-only builds cold, then cached), the skew specs on every kubelet (SKEW-1), one matrix column per kubelet release;
@@ -125,14 +125,14 @@ skew:
 
 ## node-image: build the offline kind node image only
 node-image:
-	$(GO) run ./kind/cmd/ectest-kind node-image $(KIND_FLAGS)
+	$(GO) run ./cmd/ectest-kind node-image $(KIND_FLAGS)
 
 ## windows: the suite binaries for a Windows node (windows/amd64), self-contained, in _output/windows
 windows:
 	mkdir -p _output/windows
 	GOOS=windows GOARCH=amd64 $(GO) test -c -o _output/windows/cri.test.exe ./suites/cri
 	GOOS=windows GOARCH=amd64 $(GO) test -c -o _output/windows/cluster.test.exe ./suites/cluster
-	GOOS=windows GOARCH=amd64 $(GO) build -o _output/windows/ectest-report.exe ./framework/report/ectest-report
+	GOOS=windows GOARCH=amd64 $(GO) build -o _output/windows/ectest-report.exe ./cmd/ectest-report
 	@ls -l _output/windows
 
 ## verify: gofmt, go vet, the Windows build, dependency direction

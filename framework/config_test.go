@@ -2,95 +2,26 @@ package framework
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
-func parse(t *testing.T, args ...string) (*Config, error) {
-	t.Helper()
-	var c Config
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	RegisterFlags(fs, &c)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	return &c, c.Validate()
-}
-
-func TestDefaults(t *testing.T) {
-	t.Setenv("ARTIFACTS", "")
-	c, err := parse(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Profile != "auto" || c.ReportDir != "_artifacts" || c.RegistryAddr != "127.0.0.1:0" || c.LoadedProfile != nil {
-		t.Errorf("defaults: %+v", c)
-	}
-	t.Setenv("ARTIFACTS", "/tmp/prow-artifacts")
-	if c, _ := parse(t); c.ReportDir != "/tmp/prow-artifacts" {
-		t.Errorf("ARTIFACTS not honoured: %s", c.ReportDir)
-	}
-}
-
-func TestValidate(t *testing.T) {
-	dir := t.TempDir()
-	images := filepath.Join(dir, "images.yaml")
-	if err := os.WriteFile(images, []byte("linux:\n  debug: example.com/busybox:1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := parse(t, "-profile=containerd-runc", "-images-file="+images)
-	if err != nil || c.LoadedProfile.Name != "containerd-runc" || c.LoadedImages.Linux["debug"] != "example.com/busybox:1" {
-		t.Fatalf("valid config: %+v, %v", c, err)
-	}
+func TestValidateWithoutCatalogs(t *testing.T) {
 	for args, want := range map[string]string{
 		"-image-endpoint=unix:///x.sock": "-image-endpoint needs -runtime-endpoint",
-		"-profile=nope":                  `unknown profile "nope"`,
-		"-images-file=/nonexistent":      "no such file",
 		"-registry-addr=nohostport":      "-registry-addr",
 		"-report-dir=":                   "-report-dir is empty",
 		"-kubeconfig=/nonexistent/kc":    "-kubeconfig",
-		"-kubernetes-version=v1.20.0":    "only v1.29 and later",
-		"-kubernetes-version=latest":     "want vMAJOR.MINOR.PATCH",
-		"-node-runtime=containerd-9":     `unknown node runtime "containerd-9"`,
-		"-runtime-class=gvisor":          "offers RuntimeClasses: none (containerd-2-gvisor offers gvisor)",
 	} {
-		if _, err := parse(t, args); err == nil || !strings.Contains(err.Error(), want) {
+		var c Config
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		RegisterFlags(fs, &c, Choices{})
+		if err := fs.Parse([]string{args}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err == nil || !strings.Contains(oneLine(err), want) || strings.Contains(oneLine(err), "\n") {
 			t.Errorf("%s: error %v, want %q", args, err, want)
 		}
-	}
-	kc := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := parse(t, "-kubeconfig="+kc, "-keep-cluster"); err == nil || !strings.Contains(err.Error(), "do not apply") {
-		t.Errorf("-kubeconfig with -keep-cluster: %v", err)
-	}
-	if c, err := parse(t, "-kubeconfig="+kc); err != nil || c.Kubeconfig != kc {
-		t.Errorf("-kubeconfig: %v", err)
-	}
-	if _, err := parse(t, "-kubeconfig="+kc, "-cluster-name=mine"); err == nil || !strings.Contains(err.Error(), "do not apply") {
-		t.Errorf("-kubeconfig with -cluster-name: %v", err)
-	}
-	if _, err := parse(t, "-kubeconfig="+kc, "-node-runtime=containerd-1.7"); err == nil || !strings.Contains(err.Error(), "do not apply") {
-		t.Errorf("-kubeconfig with -node-runtime: %v", err)
-	}
-	if _, err := parse(t, "-kind-node-image=kindest/node:v1.36.1", "-node-runtime=containerd-1.7"); err == nil || !strings.Contains(err.Error(), "-node-runtime") {
-		t.Errorf("-kind-node-image with -node-runtime: %v", err)
-	}
-	// A given cluster's RuntimeClasses are checked against the cluster (the
-	// suite's preflight); the suite's own cluster offers its node runtime's.
-	if c, err := parse(t, "-kubeconfig="+kc, "-runtime-class=kata"); err != nil || c.RuntimeClass != "kata" {
-		t.Errorf("-kubeconfig with -runtime-class: %v", err)
-	}
-	if c, err := parse(t, "-node-runtime=containerd-2-gvisor", "-runtime-class=gvisor"); err != nil || c.NodeRuntime != "containerd-2-gvisor" {
-		t.Errorf("gvisor on containerd-2-gvisor: %v", err)
-	}
-	// Several problems are all reported, on one line.
-	_, err = parse(t, "-profile=nope", "-report-dir=")
-	if err == nil || !strings.Contains(oneLine(err), "unknown profile") || !strings.Contains(oneLine(err), "-report-dir") || strings.Contains(oneLine(err), "\n") {
-		t.Errorf("joined errors: %q", oneLine(err))
 	}
 }
 

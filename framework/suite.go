@@ -8,20 +8,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 )
 
-// Main is a suite's TestMain: it parses and validates the flags, then runs
-// the checks that need the outside world (is the endpoint there, does the
-// cluster answer). Bad input ends the process with one "ectest:" line and
-// exit code 2 before any spec or environment starts.
-//
-// A binary started as one of the suite's programs (the target or pause of
-// the test images, see fixtures/programs) runs that program instead.
+// Main is a suite's TestMain (through environment.Main, which first lets a
+// binary started as one of the suite's programs run that program): it
+// parses and validates the flags, then runs the checks handed in, those
+// against the catalogs and those that need the outside world (is the
+// endpoint there, does the cluster answer). Bad input ends the process with
+// one "ectest:" line and exit code 2 before any spec or environment starts.
 func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
-	programs.Dispatch()
 	flag.Parse()
 	if err := cfg.Validate(); err != nil {
 		Exit(err)

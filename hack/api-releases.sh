@@ -41,8 +41,8 @@ trap 'rm -rf "$bin"' EXIT
 echo "ectest: api-releases: building the suite binary and tools"
 $go test -c -o "$bin/cluster.test" ./suites/cluster || exit 3
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-$go build -o "$bin/ectest-report" ./framework/report/ectest-report || exit 3
-$go build -o "$bin/ectest-kind" ./kind/cmd/ectest-kind || exit 3
+$go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
+$go build -o "$bin/ectest-kind" ./cmd/ectest-kind || exit 3
 
 worst=0
 for v in $releases; do

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 go=${GO:-go}
 report=$(realpath -m "${ARTIFACTS:-_artifacts}/cluster-selftest")
 mkdir -p "$report"
-$go build -o "$report/ectest-kind" ./kind/cmd/ectest-kind || exit 1
+$go build -o "$report/ectest-kind" ./cmd/ectest-kind || exit 1
 kindctl="$report/ectest-kind"
 bin=$(mktemp -d /tmp/ectest-cluster-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT

@@ -21,4 +21,4 @@ $go tool ginkgo -p --procs="$procs" ./suites/cluster -- -report-dir="$report/clu
 echo "ectest: cluster suite: ginkgo exit $?"
 echo
 # The merged matrix, coverage and summary; its last line is the run's.
-$go run ./framework/report/ectest-report -o "$report" "$report/cri" "$report/cluster"
+$go run ./cmd/ectest-report -o "$report" "$report/cri" "$report/cluster"

@@ -4,4 +4,4 @@
 # installs what it is about to use, so this is only a warm start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec ${GO:-go} run ./internal/hostdeps/ectest-deps "$@"
+exec ${GO:-go} run ./cmd/ectest-deps "$@"

@@ -3,7 +3,7 @@
 # the cluster suite per cluster), past failures, each cell's reports in
 # $REPORT_DIR/matrix/cells/<cell>/, then one page: matrix.html, matrix.md,
 # matrix.json (the previous one kept as matrix.previous.json). The logic is
-# Go's (framework/report/ectest-matrix); see the README, "The nightly matrix".
+# Go's (cmd/ectest-matrix); see the README, "The nightly matrix".
 #   CELLS=a,b        run only these cells (the others show as not run)
 #   PARALLEL=N       cells at once (default: one per two CPUs; JOBS=N says the same);
 #                    cells sharing a lock (/tmp/ectest-heavy.lock) still run one at a time
@@ -20,6 +20,6 @@ parallel=${PARALLEL:-${JOBS:-}}
 [ -n "${MERGE_ONLY:-}" ] && flags+=(-merge-only)
 bin=$(mktemp -d /tmp/ectest-matrix-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-$go build -o "$bin/ectest-matrix" ./framework/report/ectest-matrix || exit 3
+$go build -o "$bin/ectest-matrix" ./cmd/ectest-matrix || exit 3
 # shellcheck disable=SC2086 # MATRIX_FLAGS is a list of flags
 "$bin/ectest-matrix" "${flags[@]}" ${MATRIX_FLAGS:-}

@@ -16,7 +16,7 @@ layers=${LAYERS:-cri}
 bin=$(mktemp -d /tmp/ectest-mutation-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 if [ -n "${REJUDGE:-}" ]; then # run nothing: judge the reports in $out again
-  $go build -o "$bin/ectest-mutation" ./fixtures/criproxy/ectest-mutation || exit 3
+  $go build -o "$bin/ectest-mutation" ./cmd/ectest-mutation || exit 3
   "$bin/ectest-mutation" -rejudge -out="$out"
   code=$?
   sed -n '1,/^## Faults/p' "$out/mutation.md" 2>/dev/null | head -n -1
@@ -35,7 +35,7 @@ if [ ${#args[@]} -eq 0 ]; then
   echo "ectest: LAYERS=\"$layers\": want cri, cluster or both"; exit 2
 fi
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-$go build -o "$bin/ectest-mutation" ./fixtures/criproxy/ectest-mutation || exit 3
+$go build -o "$bin/ectest-mutation" ./cmd/ectest-mutation || exit 3
 "$bin/ectest-mutation" "${args[@]}" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS}
 code=$?
 sed -n '1,/^## Faults/p' "$out/mutation.md" 2>/dev/null | head -n -1

@@ -16,7 +16,7 @@ bin=$(mktemp -d /tmp/ectest-probe-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-$go build -o "$bin/ectest-report" ./framework/report/ectest-report || exit 3
+$go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
 # shellcheck disable=SC2086 # ECTEST_FLAGS is a list of flags
 flags=(-profile=probe -report-dir="$report" ${RUNTIME:+-runtime=$RUNTIME} ${ECTEST_FLAGS:-})
 # Bad input (a flag, the endpoint) is one ectest: line and exit 2 before anything runs.

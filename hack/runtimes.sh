@@ -12,7 +12,7 @@ bin=$(mktemp -d /tmp/ectest-runtimes-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-$go build -o "$bin/ectest-report" ./framework/report/ectest-report || exit 3
+$go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
 args=()
 runs=()
 for r in ${RUNTIMES:-$("$bin/ectest-report" -list-runtimes)}; do

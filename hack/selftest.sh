@@ -21,7 +21,7 @@ $go test -c -o "$bin/cri.test" ./suites/cri || exit 1
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
 # The runs below have no Go on PATH, as a vendor's: build the default
 # embedded runtime first (cached after the first time).
-$go run ./runtimes/embedded/ectest-install || exit 3
+$go run ./cmd/ectest-install || exit 3
 plain_path=/usr/sbin:/usr/bin:/sbin:/bin
 runs=""
 # Serial: the plain test binary, as a vendor runs it, from elsewhere.

@@ -19,7 +19,7 @@ bin=$(mktemp -d "/tmp/ectest-$suite-bin.XXXXXX")
 trap 'rm -rf "$bin"' EXIT
 $go test -c -o "$bin/$suite.test" "./suites/$suite" || exit 3
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-$go build -o "$bin/ectest-report" ./framework/report/ectest-report || exit 3
+$go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
 labels=()
 [ -n "${LABELS:-}" ] && labels=(--label-filter="$LABELS")
 "$bin/$suite.test" -report-dir="$report" "$@" ${LABELS:+-ginkgo.label-filter="$LABELS"} -ginkgo.dry-run -ginkgo.no-color > /dev/null || exit $?

@@ -13,11 +13,17 @@ $go vet ./...
 GOOS=windows $go build ./...
 GOOS=windows $go vet ./...  # test files too: the suite binary ships for Windows
 
-# The framework core imports none of its subpackages but the leaf
-# capability package; suites never import each other.
-bad=$($go list -f '{{join .Imports "\n"}}' ./framework | grep '^github.com/ectest/ectest/framework/' | grep -v '/framework/capability$' || true)
+# The framework core (plain configuration, labels, requirements, outcome)
+# sits at the bottom: of the project it imports only the leaf capability
+# package, never runtimes, kind or fixtures. Suites never import each other.
+bad=$($go list -deps ./framework | grep '^github.com/ectest/ectest/' | grep -v -x -e 'github.com/ectest/ectest/framework' -e 'github.com/ectest/ectest/framework/capability' || true)
 if [ -n "$bad" ]; then
-  echo "framework core imports its subpackages: $bad"; exit 1
+  echo "framework core depends on more than framework/capability: $bad"; exit 1
+fi
+# Commands live under cmd/ only.
+bad=$($go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./... | grep -v '^github.com/ectest/ectest/cmd/' || true)
+if [ -n "$bad" ]; then
+  echo "commands outside cmd/: $bad"; exit 1
 fi
 bad=$($go list -f '{{join .Imports "\n"}}' ./framework/capability | grep '^github.com/ectest/ectest/' || true)
 if [ -n "$bad" ]; then
@@ -36,7 +42,7 @@ fi
 # A spec checks everything, then records its observation once: an
 # assertion after Checker.Record (or a Record... helper) turns a judgement
 # already made into the run's own error.
-$go run ./internal/recordlast/cmd suites
+$go run ./cmd/ectest-recordlast suites
 for s in suites/*/; do
   bad=$($go list -test -f '{{join .Imports "\n"}}' "./$s" 2>/dev/null | grep '^github.com/ectest/ectest/suites/' | grep -v "suites/$(basename "$s")" || true)
   if [ -n "$bad" ]; then

@@ -12,7 +12,7 @@ out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/windows-selftest
 bin=$(mktemp -d /tmp/ectest-windows-selftest-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
-$go build -o "$bin/ectest-windows-selftest" ./fixtures/criproxy/ectest-windows-selftest || exit 3
+$go build -o "$bin/ectest-windows-selftest" ./cmd/ectest-windows-selftest || exit 3
 start=$(date +%s)
 "$bin/ectest-windows-selftest" -suite="$bin/cri.test" -out="$out" || exit $?
 echo "ectest: windows-selftest: suite runs took $(( $(date +%s) - start ))s; checking the reports"

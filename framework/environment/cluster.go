@@ -139,6 +139,10 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 			h = nil
 		}
 	}()
+	in, err := loadInputs(cfg)
+	if err != nil {
+		return h, err
+	}
 	h.cluster, err = kind.Up(ctx, kind.Options{
 		Kubeconfig: cfg.Kubeconfig, Name: cfg.ClusterName, NodeImage: cfg.KindNodeImage, KubernetesVersion: cfg.KubernetesVersion,
 		NodeRuntime: cfg.NodeRuntime, Topology: kind.Topology(cfg.Topology), Keep: cfg.KeepCluster, Log: logf,
@@ -161,7 +165,7 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, err
 	}
 	h.Env.Registry = h.registry.Addr()
-	if h.Env.Images, err = buildImages(ctx, cfg, cfg.LoadedImages.For("linux", 0), h.Env.Registry, logf); err != nil {
+	if h.Env.Images, err = buildImages(ctx, cfg, in.images.For("linux", 0), h.Env.Registry, logf); err != nil {
 		return h, err
 	}
 	if h.Env.Managed {
@@ -232,7 +236,7 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 	}
 	logf("cluster %s: %s", h.Env.ServerVersion, h.Env.Runtime.Stack())
 	h.Env.Kubectl = findKubectl(ctx, cfg, v.GitVersion)
-	if h.Env.Profile, _, err = runtimes.Resolve(cfg.Profile, cfg.LoadedProfile, h.Env.Runtime.Name, h.Env.Runtime.OS, 0, handler); err != nil {
+	if h.Env.Profile, _, err = runtimes.Resolve(cfg.Profile, in.profile, h.Env.Runtime.Name, h.Env.Runtime.OS, 0, handler); err != nil {
 		return h, err
 	}
 	return h, nil

@@ -87,6 +87,10 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 			h = nil
 		}
 	}()
+	in, err := loadInputs(cfg)
+	if err != nil {
+		return h, err
+	}
 	if err := os.MkdirAll(cfg.ReportDir, 0o755); err != nil {
 		return h, err
 	}
@@ -115,7 +119,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		if build, err = windowsBuild(cfg.WindowsBuild); err != nil {
 			return h, err
 		}
-		windowsSet = cfg.LoadedImages.For(nodeOS, build)
+		windowsSet = in.images.For(nodeOS, build)
 		if !windowsSet.HasImages(images.Debug, images.Target) {
 			return h, fmt.Errorf("no images for this Windows node (OS build %d): the suite builds Linux images only, so give -images-file with a windows set, naming debug and target, this build can run (its own build before 20348; from 20348, any from 20348 up to %d)", build, build)
 		}
@@ -145,7 +149,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	// Windows node runs its images file's set instead (the Windows
 	// self-test's set names the suite's own, served here).
 	if runtime.GOOS == "linux" {
-		if h.Env.Images, err = buildImages(ctx, cfg, cfg.LoadedImages.For("linux", 0), h.Env.Registry, logf); err != nil {
+		if h.Env.Images, err = buildImages(ctx, cfg, in.images.For("linux", 0), h.Env.Registry, logf); err != nil {
 			return h, err
 		}
 	}
@@ -196,7 +200,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		h.Env.Runtime.Kernel, h.Env.Runtime.Cgroups = hostKernel(), hostCgroups()
 	}
 	var note string
-	if h.Env.Profile, note, err = runtimes.Resolve(cfg.Profile, cfg.LoadedProfile, v.RuntimeName, nodeOS, build, h.Env.RuntimeHandler); err != nil {
+	if h.Env.Profile, note, err = runtimes.Resolve(cfg.Profile, in.profile, v.RuntimeName, nodeOS, build, h.Env.RuntimeHandler); err != nil {
 		return h, err
 	}
 	if note != "" {

@@ -24,10 +24,10 @@ import (
 // cfg is filled from flags and validated in TestMain; nothing writes it afterwards.
 var cfg framework.Config
 
-func init() { framework.RegisterFlags(flag.CommandLine, &cfg) }
+func init() { environment.RegisterFlags(flag.CommandLine, &cfg) }
 
 func TestMain(m *testing.M) {
-	framework.Main(m, &cfg, func(c *framework.Config) error {
+	environment.Main(m, &cfg, func(c *framework.Config) error {
 		t, err := kind.ParseTopology(c.Topology)
 		if err != nil {
 			return fmt.Errorf("-topology: %w", err)

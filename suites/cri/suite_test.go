@@ -21,10 +21,10 @@ import (
 // registered to run; nothing writes it afterwards.
 var cfg framework.Config
 
-func init() { framework.RegisterFlags(flag.CommandLine, &cfg) }
+func init() { environment.RegisterFlags(flag.CommandLine, &cfg) }
 
 func TestMain(m *testing.M) {
-	framework.Main(m, &cfg, environment.CheckRuntime, func(c *framework.Config) error {
+	environment.Main(m, &cfg, environment.CheckRuntime, func(c *framework.Config) error {
 		for _, ep := range []string{c.RuntimeEndpoint, c.ImageEndpoint} {
 			if ep == "" {
 				continue

@@ -7,6 +7,7 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/framework/environment"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -33,7 +34,11 @@ var _ = Describe("What a Windows run uses", framework.Label(framework.LabelCRI, 
 		requireWindowsNode()
 		f := newFramework()
 		node := env.Runtime.WindowsBuild
-		release, releaseBuild := cfg.LoadedImages.WindowsRelease(node)
+		imagesFile, err := environment.ImagesFile(&cfg)
+		if err != nil {
+			f.Checker.Fail("the images file: " + err.Error())
+		}
+		release, releaseBuild := imagesFile.WindowsRelease(node)
 		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
 		st, err := f.Status(ctx, dbg)
