@@ -80,3 +80,35 @@ func TestCrunHandler(t *testing.T) {
 		t.Errorf("gVisor's OCI runtime: %s", g.OCIRuntime("/b"))
 	}
 }
+
+// A handler new to the catalog that the runc shim runs (youki, say) needs
+// no code here: its table, binary and state directory follow from it.
+func TestNewRuncLikeHandler(t *testing.T) {
+	youki := catalog.Runc
+	youki.Name, youki.Binary, youki.StateDir = "youki", "youki", "youki"
+	l := layout{id: "x", dir: "/var/lib/ectest/embedded/x"}
+	for _, v := range []int{2, 3} {
+		got := containerdConfig(l, Options{ConfigVersion: v, BinDir: "/cache/bin", Handlers: []catalog.Handler{youki}, SandboxImage: "p", CNIBinDir: "/usr/lib/cni"})
+		for _, want := range []string{
+			catalog.ContainerdRuntimesTable(v) + ".youki]",
+			`BinaryName = "/cache/bin/youki"`,
+			`Root = "/var/lib/ectest/embedded/x/youki"`,
+			`BinaryName = "/cache/bin/runc"`,
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("version %d: missing %q:\n%s", v, want, got)
+			}
+		}
+	}
+	f := Flavor{Handler: "youki", Runtime: catalog.Runtime{Default: catalog.Runc, Handlers: []catalog.Handler{youki}}}
+	if got := f.OCIRuntime("/cache/bin"); got != "/cache/bin/youki" {
+		t.Errorf("OCI runtime: %s", got)
+	}
+	var dirs []string
+	for _, h := range catalogHandlers() {
+		dirs = append(dirs, h.StateDir)
+	}
+	if strings.Join(dirs, ",") != "runc,crun" {
+		t.Errorf("the state directories swept for leftover containers: %v", dirs)
+	}
+}
