@@ -112,3 +112,14 @@ func TestNewRuncLikeHandler(t *testing.T) {
 		t.Errorf("the state directories swept for leftover containers: %v", dirs)
 	}
 }
+
+// The embedded configuration's default handler is runc (RuncBinary
+// replaces its binary for the self-test's fault injector): a catalog entry
+// with another default needs containerdConfig to take it from Options.
+func TestFlavorsDefaultToRunc(t *testing.T) {
+	for _, f := range Flavors {
+		if f.Runtime.Default.Name != catalog.Runc.Name {
+			t.Errorf("%s: default handler %s; the embedded containerd's is runc", f.Name, f.Runtime.Default.Name)
+		}
+	}
+}
