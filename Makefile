@@ -121,9 +121,11 @@ cluster-down:
 ## kubelet-only builds cold, then cached), the skew specs on every kubelet (SKEW-1), one matrix column per kubelet release;
 ## reports in $(REPORT_DIR)/skew. The suite makes the cluster and deletes it at the end. SKEW_TOPOLOGY=skew-pair: N and N-1 only
 skew:
+	$(GO) run ./cmd/ectest-kind suite-images -topology=$(SKEW_TOPOLOGY) $(NODE_FLAGS) $(CLUSTER_FLAGS)
 	$(GINKGO) -p --procs=$(PROCS) --label-filter=skew ./suites/cluster -- -topology=$(SKEW_TOPOLOGY) -report-dir=$(REPORT_DIR)/skew $(NODE_FLAGS) $(CLUSTER_FLAGS)
 
-## node-image: build the offline kind node image only
+## node-image: build the offline kind node image only (the suites find the node images built here; they never build
+## one: the make targets that run the cluster suite build them first with ectest-kind suite-images)
 node-image:
 	$(GO) run ./cmd/ectest-kind node-image $(KIND_FLAGS)
 
@@ -142,6 +144,7 @@ verify:
 ## benchmark: debug container latency with gmeasure (20+ samples), JSON into the report dir
 benchmark:
 	$(GINKGO) --label-filter=benchmark -v ./suites/cri -- -report-dir=$(REPORT_DIR)/benchmark/cri $(ECTEST_FLAGS)
+	$(GO) run ./cmd/ectest-kind suite-images $(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)
 	$(GINKGO) --label-filter=benchmark -v ./suites/cluster -- -report-dir=$(REPORT_DIR)/benchmark/cluster $(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)
 
 ## deps: install every host package ectest can use, at once (each entry point installs what it needs anyway)

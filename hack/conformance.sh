@@ -17,6 +17,9 @@ echo "ectest: CRI suite (reports in $report/cri)"
 $go tool ginkgo -p --procs="$procs" ./suites/cri -- -report-dir="$report/cri" ${ECTEST_FLAGS:-}
 echo "ectest: CRI suite: ginkgo exit $?"
 echo "ectest: cluster suite (reports in $report/cluster)"
+# The suite makes its cluster from node images built here first (it does
+# not link the builder); a failed build leaves the suite to report it.
+$go run ./cmd/ectest-kind suite-images ${CLUSTER_FLAGS:-} || echo "ectest: the node images for the cluster suite could not be built (above)"
 $go tool ginkgo -p --procs="$procs" ./suites/cluster -- -report-dir="$report/cluster" ${CLUSTER_FLAGS:-}
 echo "ectest: cluster suite: ginkgo exit $?"
 echo

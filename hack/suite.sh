@@ -23,6 +23,11 @@ $go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
 labels=()
 [ -n "${LABELS:-}" ] && labels=(--label-filter="$LABELS")
 "$bin/$suite.test" -report-dir="$report" "$@" ${LABELS:+-ginkgo.label-filter="$LABELS"} -ginkgo.dry-run -ginkgo.no-color > /dev/null || exit $?
+if [ "$suite" = cluster ]; then
+  # The suite makes its kind cluster from node images built before; it
+  # does not link the builder. Build (or find cached) what these flags need.
+  $go run ./cmd/ectest-kind suite-images "$@" || exit 3
+fi
 mkdir -p "$report"
 rm -f "$report/summary.json"
 echo "ectest: $suite suite (reports in $report)"

@@ -51,6 +51,9 @@ type Options struct {
 	// RetainOnFailure keeps the nodes of a creation that failed, to look
 	// into (kubelet and container logs); ectest-kind down removes them.
 	RetainOnFailure bool
+	// Images makes or finds the node images (Built if nil: only images
+	// built before; ectest-kind hands the builder).
+	Images NodeImages
 	// StateDir holds the kubeconfig, audit policy and audit log
 	// (<user cache dir>/ectest/clusters/<name> if empty).
 	StateDir string
@@ -178,7 +181,10 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	image := o.NodeImage
 	var workerConfigs []WorkerConfig
 	if image == "" {
-		b := &nodeimage.Builder{Log: logf}
+		b := o.Images
+		if b == nil {
+			b = Built{}
+		}
 		if image, err = b.NodeImage(ctx, v, rt); err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/ectest/ectest/fixtures/criproxy"
 	"github.com/ectest/ectest/fixtures/programs"
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/environment"
 	"github.com/ectest/ectest/kind"
 	"github.com/ectest/ectest/kind/host"
 	"github.com/ectest/ectest/kind/nodeimage"
@@ -23,6 +26,9 @@ import (
 var usageText = `usage: ectest-kind COMMAND [flags]
   prepare-host   install and configure a Docker engine for kind on this host
   node-image     build the offline node image (prints its reference; with -topology, every node's)
+  suite-images   the same for a cluster-suite run: takes the suite's own flags (-kubernetes-version, -node-runtime,
+                 -topology, ...) and builds the node images the suite will make its cluster from (none with
+                 -kubeconfig or -kind-node-image); the suite binary finds them, it does not build them
   up             create (or reuse) the kind cluster (prints its kubeconfig path)
   smoke          check the cluster runs a target pod and an ephemeral container pulled at debug time
   down           delete the kind cluster
@@ -49,6 +55,14 @@ func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, usageText)
 		os.Exit(2)
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-kind: "+format+"\n", args...) }
+	if os.Args[1] == "suite-images" {
+		if err := suiteImages(ctx, os.Args[2:], logf); err != nil {
+			fmt.Fprintln(os.Stderr, "ectest-kind: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
+			os.Exit(1)
+		}
+		return
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ContinueOnError)
 	var o kind.Options
@@ -89,12 +103,48 @@ func main() {
 	if o.Name == "" {
 		o.Name = t.DefaultName()
 	}
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-kind: "+format+"\n", args...) }
-	o.Keep, o.Log = true, logf
+	o.Keep, o.Log, o.Images = true, logf, &nodeimage.Builder{Log: logf}
 	if err := run(ctx, os.Args[1], o, *reportDir, logf); err != nil {
 		fmt.Fprintln(os.Stderr, "ectest-kind: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		os.Exit(1)
 	}
+}
+
+// suiteImages builds the node images a cluster-suite run given args (the
+// suite's flags; Ginkgo's are skipped) makes its cluster from, by the
+// suite's own flag set and checks.
+func suiteImages(ctx context.Context, args []string, logf func(string, ...any)) error {
+	var cfg framework.Config
+	fs := flag.NewFlagSet("suite-images", flag.ContinueOnError)
+	environment.RegisterFlags(fs, &cfg)
+	var own []string
+	for _, a := range args {
+		if !strings.HasPrefix(strings.TrimLeft(a, "-"), "ginkgo.") {
+			own = append(own, a)
+		}
+	}
+	if err := fs.Parse(own); err != nil {
+		return err
+	}
+	if err := errors.Join(cfg.Validate(), environment.CheckConfig(&cfg)); err != nil {
+		return err
+	}
+	if cfg.Kubeconfig != "" || cfg.KindNodeImage != "" {
+		logf("suite-images: the run uses -kubeconfig or -kind-node-image: no node image to build")
+		return nil
+	}
+	t, err := kind.ParseTopology(cfg.Topology)
+	if err != nil {
+		return fmt.Errorf("-topology: %w", err)
+	}
+	o := kind.Options{KubernetesVersion: cfg.KubernetesVersion, NodeRuntime: cfg.NodeRuntime, Topology: t}
+	if o.KubernetesVersion == "" {
+		o.KubernetesVersion = nodeimage.DefaultKubernetesVersion
+	}
+	if o.NodeRuntime == "" {
+		o.NodeRuntime = nodeimage.DefaultNodeRuntime
+	}
+	return run(ctx, "node-image", o, "", logf)
 }
 
 func run(ctx context.Context, cmd string, o kind.Options, reportDir string, logf func(string, ...any)) error {

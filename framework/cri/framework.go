@@ -298,10 +298,6 @@ func (f *Framework) containerConfig(opts ContainerOptions) (cfg *runtimeapi.Cont
 	if opts.PID != nil {
 		pid = *opts.PID
 	}
-	var envs []*runtimeapi.KeyValue
-	for k, v := range opts.Env {
-		envs = append(envs, &runtimeapi.KeyValue{Key: k, Value: []byte(v)})
-	}
 	sc := &runtimeapi.LinuxContainerSecurityContext{
 		NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, TargetId: opts.TargetID, Network: opts.Network, Ipc: opts.IPC},
 	}
@@ -310,6 +306,18 @@ func (f *Framework) containerConfig(opts ContainerOptions) (cfg *runtimeapi.Cont
 	}
 	if len(opts.AddCaps) > 0 {
 		sc.Capabilities = &runtimeapi.Capability{AddCapabilities: opts.AddCaps}
+	}
+	cfg = f.commonConfig(opts)
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: sc}
+	return cfg, ""
+}
+
+// commonConfig is what a container's config holds on every OS: name,
+// image, command, environment, log path, streams and the suite's labels.
+func (f *Framework) commonConfig(opts ContainerOptions) *runtimeapi.ContainerConfig {
+	var envs []*runtimeapi.KeyValue
+	for k, v := range opts.Env {
+		envs = append(envs, &runtimeapi.KeyValue{Key: k, Value: []byte(v)})
 	}
 	return &runtimeapi.ContainerConfig{
 		Metadata:  &runtimeapi.ContainerMetadata{Name: opts.Name},
@@ -322,8 +330,7 @@ func (f *Framework) containerConfig(opts ContainerOptions) (cfg *runtimeapi.Cont
 		StdinOnce: opts.StdinOnce,
 		Tty:       opts.TTY,
 		Labels:    map[string]string{LabelSuite: "cri", LabelRun: f.RunID, LabelSpec: f.Token},
-		Linux:     &runtimeapi.LinuxContainerConfig{SecurityContext: sc},
-	}, ""
+	}
 }
 
 // windowsContainerConfig is a container's config for a Windows node: what
@@ -339,23 +346,9 @@ func (f *Framework) windowsContainerConfig(opts ContainerOptions) (cfg *runtimea
 	if why != "" {
 		ginkgo.Skip(why)
 	}
-	var envs []*runtimeapi.KeyValue
-	for k, v := range opts.Env {
-		envs = append(envs, &runtimeapi.KeyValue{Key: k, Value: []byte(v)})
-	}
-	return &runtimeapi.ContainerConfig{
-		Metadata:  &runtimeapi.ContainerMetadata{Name: opts.Name},
-		Image:     &runtimeapi.ImageSpec{Image: opts.Image},
-		Command:   opts.Command,
-		Args:      opts.Args,
-		Envs:      envs,
-		LogPath:   opts.Name + ".log",
-		Stdin:     opts.Stdin,
-		StdinOnce: opts.StdinOnce,
-		Tty:       opts.TTY,
-		Labels:    map[string]string{LabelSuite: "cri", LabelRun: f.RunID, LabelSpec: f.Token},
-		Windows:   wc,
-	}, notSent
+	cfg = f.commonConfig(opts)
+	cfg.Windows = wc
+	return cfg, notSent
 }
 
 // WindowsContainerConfig is the Windows part of a container's config (see

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -393,12 +394,16 @@ func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 }
 
 // findKubectl picks a kubectl within one minor version of the server: the
-// one built for the cluster's version (cached), else one on PATH.
+// one built for the cluster's version (cached by the node-image builder),
+// else one on PATH.
 func findKubectl(ctx context.Context, cfg *framework.Config, serverVersion string) string {
 	var candidates []string
 	if v, err := nodeimage.ParseVersion(strings.TrimPrefix(strings.SplitN(serverVersion, "+", 2)[0], "v")); err == nil {
-		if dir, err := (&nodeimage.Builder{}).CachedKubernetesBinaries(ctx, v); err == nil {
-			candidates = append(candidates, filepath.Join(dir, "kubectl"))
+		// The builder's cache (<user cache dir>/ectest/bin/kubernetes-<v>-<key>),
+		// looked up without the builder: any build of v serves.
+		if cache, err := os.UserCacheDir(); err == nil {
+			found, _ := filepath.Glob(filepath.Join(cache, "ectest", "bin", "kubernetes-"+v.String()+"-*", "kubectl"))
+			candidates = append(candidates, found...)
 		}
 	}
 	if p, err := exec.LookPath("kubectl"); err == nil {
