@@ -105,6 +105,22 @@ func handlerPaths(l layout, o Options, h catalog.Handler) catalog.Paths {
 	return p
 }
 
+// catalogHandlers are the handlers of the catalog's runtimes that the runc
+// shim runs (runc's command line: list, kill, delete with --root), once each.
+func catalogHandlers() []catalog.Handler {
+	var out []catalog.Handler
+	seen := map[string]bool{}
+	for _, r := range catalog.Runtimes {
+		for _, h := range append([]catalog.Handler{r.Default}, r.Handlers...) {
+			if h.RuntimeType == catalog.Runc.RuntimeType && !seen[h.StateDir] {
+				seen[h.StateDir] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
 // containerdConfig is containerd's configuration for the run: the default
 // handler runc and o.Handlers, their tables from runtimes/catalog.
 func containerdConfig(l layout, o Options) string {

@@ -304,22 +304,6 @@ func cleanupDir(l layout) error {
 	return errors.Join(errs...)
 }
 
-// catalogHandlers are the handlers of the catalog's runtimes that the runc
-// shim runs (runc's command line: list, kill, delete with --root), once each.
-func catalogHandlers() []catalog.Handler {
-	var out []catalog.Handler
-	seen := map[string]bool{}
-	for _, r := range catalog.Runtimes {
-		for _, h := range append([]catalog.Handler{r.Default}, r.Handlers...) {
-			if h.RuntimeType == catalog.Runc.RuntimeType && !seen[h.StateDir] {
-				seen[h.StateDir] = true
-				out = append(out, h)
-			}
-		}
-	}
-	return out
-}
-
 // killRuncContainers kills and deletes the containers runc (or an OCI
 // runtime of its command line, bin from PATH) knows in root.
 func killRuncContainers(bin, root string) error {
