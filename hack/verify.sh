@@ -29,6 +29,12 @@ bad=$($go list -f '{{join .Imports "\n"}}' ./framework/capability | grep '^githu
 if [ -n "$bad" ]; then
   echo "framework/capability must be a leaf, imports: $bad"; exit 1
 fi
+# The runtimes catalog is data both layers read: it imports the builds'
+# and host packages' lists only, never the framework or kind.
+bad=$($go list -f '{{join .Imports "\n"}}' ./runtimes/catalog | grep '^github.com/ectest/ectest/' | grep -v -e '/internal/gobuild$' -e '/internal/hostdeps$' -e '/runtimes/builds$' || true)
+if [ -n "$bad" ]; then
+  echo "runtimes/catalog must stay a leaf, imports: $bad"; exit 1
+fi
 bad=$($go list -f '{{join .Imports "\n"}}' ./framework/oracle | grep '^github.com/ectest/ectest/' || true)
 if [ -n "$bad" ]; then
   echo "framework/oracle must be a leaf, imports: $bad"; exit 1

@@ -267,8 +267,8 @@ func assemble(root, kindFiles, binDir string, v Version, list ImageList, rt Node
 	} else if err := installPrograms(root, rt, built); err != nil {
 		return fmt.Errorf("node runtime %s: %w", rt.Name, err)
 	}
-	if rt.RuntimeClasses[GVisorRuntimeClass] != "" {
-		if err := write("etc/containerd/runsc.toml", 0o644, runscConfig); err != nil {
+	for path, content := range rt.shimConfigs() {
+		if err := write(strings.TrimPrefix(path, "/"), 0o644, content); err != nil {
 			return err
 		}
 	}
@@ -358,33 +358,19 @@ var (
 // fuse-overlayfs proxy plugin, no base runtime spec (kind generates it at
 // image build), the locally built pause image, restrict_oom_score_adj (no
 // CAP_SYS_RESOURCE here), a registry hosts directory (for the suite's
-// registry), and the node runtime's extra handlers (gVisor's runsc).
+// registry), and the node runtime's further handlers (gVisor's runsc), their
+// tables from runtimes/catalog.
 func NodeContainerdConfig(kindConfig, pauseImage string, rt NodeRuntime) string {
 	c := fuseRE.ReplaceAllString(kindConfig, "")
 	c = baseSpec.ReplaceAllString(c, "")
 	c = sandboxRE.ReplaceAllString(c, `${1}sandbox_image = "`+pauseImage+`"`)
 	c = oomRE.ReplaceAllString(c, "${1}restrict_oom_score_adj = true")
 	c += "\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n"
-	if h := rt.RuntimeClasses[GVisorRuntimeClass]; h != "" {
-		c += fmt.Sprintf(runscHandler, h)
+	for _, h := range rt.Runtime.Handlers {
+		c += "\n" + h.ContainerdTOML(2, handlerPaths(h), "")
 	}
 	return c
 }
-
-// runscHandler is gVisor's runtime handler: containerd runs its sandboxes
-// through gVisor's shim, which reads runsc.toml.
-const runscHandler = `
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%[1]s]
-  runtime_type = "io.containerd.runsc.v1"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%[1]s.options]
-    TypeUrl = "io.containerd.runsc.v1.options"
-    ConfigPath = "/etc/containerd/runsc.toml"
-`
-
-// runscConfig is the shim's configuration: runsc where the node image puts it.
-const runscConfig = `binary_name = "/usr/local/bin/runsc"
-root = "/run/containerd/runsc"
-`
 
 // NodeRuntimeFile names the node runtime inside a node built here, so a
 // reused cluster can be checked against the runtime asked for.

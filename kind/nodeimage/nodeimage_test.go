@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ectest/ectest/runtimes/catalog"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -238,5 +240,28 @@ func TestKubeletSkewAndComponentKeys(t *testing.T) {
 	}
 	if NodeCNI(FirstNodeSubnet) != nodeCNI || !strings.Contains(NodeCNI("198.19.130.0/24"), `"subnet": "198.19.130.0/24"`) {
 		t.Error("NodeCNI")
+	}
+}
+
+// A handler new to the catalog that the runc shim runs needs no code in
+// the node image: its table follows from the catalog.
+func TestNodeNewRuncLikeHandler(t *testing.T) {
+	youki := catalog.Runc
+	youki.Name, youki.Binary, youki.StateDir = "youki", "youki", "youki"
+	rt := NodeRuntime{Name: "x", Runtime: catalog.Runtime{Default: catalog.Runc, Handlers: []catalog.Handler{youki}}}
+	c := NodeContainerdConfig("version = 2\n", "p", rt)
+	want := `
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.youki]
+  runtime_type = "io.containerd.runc.v2"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.youki.options]
+    BinaryName = "/usr/local/bin/youki"
+    Root = "/run/containerd/youki"
+    SystemdCgroup = true
+`
+	if !strings.HasSuffix(c, want) {
+		t.Errorf("node config:\n%s\nwant it to end with\n%s", c, want)
+	}
+	if len(rt.shimConfigs()) != 0 {
+		t.Error("no shim config for a runc-like handler")
 	}
 }

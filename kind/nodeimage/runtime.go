@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/ectest/ectest/internal/gobuild"
-	"github.com/ectest/ectest/runtimes/builds"
+	"github.com/ectest/ectest/runtimes/catalog"
 )
 
 // NodeRuntime is the container runtime a node image carries: containerd,
 // its shims and OCI runtimes, and the RuntimeClasses a cluster of it offers.
+// NodeRuntimes are a view of the runtimes catalog (runtimes/catalog), its
+// entries with a Node part.
 type NodeRuntime struct {
 	Name        string
 	Description string
@@ -31,6 +33,9 @@ type NodeRuntime struct {
 	// OCIRuntimes names the OCI runtime binary behind each containerd
 	// runtime handler ("" is the default handler).
 	OCIRuntimes map[string]string
+	// Runtime is the catalog entry the node runtime is a view of: its
+	// handlers (configured in the node's containerd) and profile.
+	Runtime catalog.Runtime
 }
 
 // DefaultNodeRuntime is the node runtime without -node-runtime: containerd
@@ -38,28 +43,33 @@ type NodeRuntime struct {
 const DefaultNodeRuntime = "containerd-2"
 
 // GVisorRuntimeClass is the RuntimeClass of gVisor's handler runsc.
-const GVisorRuntimeClass = "gvisor"
+const GVisorRuntimeClass = catalog.GVisorRuntimeClass
 
-func containerd2Set() []gobuild.Program {
-	return []gobuild.Program{builds.Containerd2("containerd"), builds.Containerd2("containerd-shim-runc-v2"), builds.Containerd2("ctr"), builds.Runc}
-}
+// NodeRuntimes are the node runtimes -node-runtime can name: the catalog's,
+// the default first, then the newest first.
+var NodeRuntimes = nodeRuntimes()
 
-// NodeRuntimes are the node runtimes -node-runtime can name.
-var NodeRuntimes = []NodeRuntime{
-	{Name: "containerd-2", Programs: containerd2Set(),
-		Description: "containerd " + builds.Containerd2Version + " with runc " + builds.RuncVersion + ", built from the Go module proxy (the embedded containerd-2's builds)",
-		OCIRuntimes: map[string]string{"": "runc"}},
-	{Name: "containerd-2-gvisor", Programs: append(containerd2Set(), builds.Runsc, builds.RunscShim),
-		Description:    "containerd-2 plus gVisor (runsc and its shim " + builds.GVisorVersion + ") as the runtime handler runsc, offered as the RuntimeClass " + GVisorRuntimeClass,
-		RuntimeClasses: map[string]string{GVisorRuntimeClass: "runsc"},
-		OCIRuntimes:    map[string]string{"": "runc", "runsc": "runsc"}},
-	{Name: "containerd-1.7",
-		Programs:    []gobuild.Program{builds.Containerd17("containerd"), builds.Containerd17("containerd-shim-runc-v2"), builds.Containerd17("ctr"), builds.Runc},
-		Description: "containerd " + builds.Containerd17Version + " with runc " + builds.RuncVersion + ", built from the Go module proxy (the embedded containerd-1.7's builds)",
-		OCIRuntimes: map[string]string{"": "runc"}},
-	{Name: "containerd-1.6", Packages: []string{"containerd", "runc"},
-		Description: "Debian bookworm's containerd 1.6 and runc 1.1 (end of life upstream)",
-		OCIRuntimes: map[string]string{"": "runc"}},
+func nodeRuntimes() []NodeRuntime {
+	var out []NodeRuntime
+	for i := len(catalog.Runtimes) - 1; i >= 0; i-- {
+		r := catalog.Runtimes[i]
+		n := r.Node
+		if n == nil {
+			continue
+		}
+		oci := map[string]string{"": r.Default.Binary}
+		for _, h := range r.Handlers {
+			oci[h.Name] = h.Binary
+		}
+		rt := NodeRuntime{Name: r.Name, Description: n.Description, Programs: n.Programs, Packages: n.Packages,
+			RuntimeClasses: n.RuntimeClasses, OCIRuntimes: oci, Runtime: r}
+		if r.Name == DefaultNodeRuntime {
+			out = append([]NodeRuntime{rt}, out...)
+		} else {
+			out = append(out, rt)
+		}
+	}
+	return out
 }
 
 // LookupNodeRuntime finds a node runtime by name ("" is the default).
@@ -90,6 +100,34 @@ func (rt NodeRuntime) RuntimeClassNames() []string {
 // Handler is the containerd runtime handler a RuntimeClass names (""
 // for none, the default handler).
 func (rt NodeRuntime) Handler(runtimeClass string) string { return rt.RuntimeClasses[runtimeClass] }
+
+// handlerPaths are where a handler's files are in the node: its OCI
+// runtime where installPrograms puts the builds (the host's on PATH), its
+// state under /run/containerd, its shim's configuration next to
+// containerd's; cgroups through systemd, as kind's runc has them.
+func handlerPaths(h catalog.Handler) catalog.Paths {
+	p := catalog.Paths{Binary: "/" + nodePath(h.Binary), Root: "/run/containerd/" + h.Name, SystemdCgroup: true}
+	if h.HostBinary {
+		p.Binary = h.Binary
+	}
+	if h.ShimConfig != nil {
+		p.ShimConfig = "/etc/containerd/" + h.ShimConfig.File
+	}
+	return p
+}
+
+// shimConfigs are the handlers' own configuration files (gVisor's
+// runsc.toml), by path in the node.
+func (rt NodeRuntime) shimConfigs() map[string]string {
+	files := map[string]string{}
+	for _, h := range rt.Runtime.Handlers {
+		if h.ShimConfig != nil {
+			p := handlerPaths(h)
+			files[p.ShimConfig] = h.ShimConfigTOML(p)
+		}
+	}
+	return files
+}
 
 // packages is the root filesystem's package list for rt.
 func (rt NodeRuntime) packages() []string {
