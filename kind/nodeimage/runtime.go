@@ -1,11 +1,7 @@
 package nodeimage
 
 import (
-	"debug/elf"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -106,7 +102,7 @@ func (rt NodeRuntime) Handler(runtimeClass string) string { return rt.RuntimeCla
 // state under /run/containerd, its shim's configuration next to
 // containerd's; cgroups through systemd, as kind's runc has them.
 func handlerPaths(h catalog.Handler) catalog.Paths {
-	p := catalog.Paths{Binary: "/" + nodePath(h.Binary), Root: "/run/containerd/" + h.Name, SystemdCgroup: true}
+	p := catalog.Paths{Binary: "/" + NodePath(h.Binary), Root: "/run/containerd/" + h.Name, SystemdCgroup: true}
 	if h.HostBinary {
 		p.Binary = h.Binary
 	}
@@ -116,9 +112,9 @@ func handlerPaths(h catalog.Handler) catalog.Paths {
 	return p
 }
 
-// shimConfigs are the handlers' own configuration files (gVisor's
+// ShimConfigs are the handlers' own configuration files (gVisor's
 // runsc.toml), by path in the node.
-func (rt NodeRuntime) shimConfigs() map[string]string {
+func (rt NodeRuntime) ShimConfigs() map[string]string {
 	files := map[string]string{}
 	for _, h := range rt.Runtime.Handlers {
 		if h.ShimConfig != nil {
@@ -129,98 +125,16 @@ func (rt NodeRuntime) shimConfigs() map[string]string {
 	return files
 }
 
-// packages is the root filesystem's package list for rt.
-func (rt NodeRuntime) packages() []string {
+// RootFSPackages is the root filesystem's package list for rt.
+func (rt NodeRuntime) RootFSPackages() []string {
 	return append(append([]string{}, NodePackages...), rt.Packages...)
 }
 
-// key identifies the runtime's programs (their builds' keys).
-func (rt NodeRuntime) key() string {
+// Key identifies the runtime's programs (their builds' keys).
+func (rt NodeRuntime) Key() string {
 	parts := []string{rt.Name}
 	for _, p := range rt.Programs {
 		parts = append(parts, p.Key())
 	}
 	return strings.Join(parts, ",")
-}
-
-// nodePath is where a program goes in the node (kind's places: runc in
-// /usr/local/sbin, the rest in /usr/local/bin).
-func nodePath(binary string) string {
-	if binary == "runc" {
-		return "usr/local/sbin/" + binary
-	}
-	return "usr/local/bin/" + binary
-}
-
-// missingLibraries lists the shared libraries (and the loader) a binary in
-// the root filesystem needs but the root filesystem lacks. runc is built
-// with cgo: it needs glibc and libseccomp there, at the host's versions
-// (the node's Debian release is the host's).
-func missingLibraries(root, binary string) ([]string, error) {
-	f, err := elf.Open(filepath.Join(root, binary))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	libs, err := f.ImportedLibraries()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", binary, err)
-	}
-	var missing []string
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_INTERP {
-			continue
-		}
-		b := make([]byte, p.Filesz)
-		if _, err := p.ReadAt(b, 0); err != nil {
-			return nil, err
-		}
-		interp := strings.TrimRight(string(b), "\x00")
-		if _, err := os.Lstat(filepath.Join(root, interp)); err != nil {
-			missing = append(missing, interp)
-		}
-	}
-	dirs, _ := filepath.Glob(filepath.Join(root, "usr/lib/*-linux-gnu*"))
-	dirs = append(dirs, filepath.Join(root, "usr/lib"), filepath.Join(root, "lib"), filepath.Join(root, "usr/lib64"))
-	for _, lib := range libs {
-		found := false
-		for _, d := range dirs {
-			if _, err := os.Lstat(filepath.Join(d, lib)); err == nil {
-				found = true
-				break
-			}
-		}
-		if !found {
-			missing = append(missing, lib)
-		}
-	}
-	return missing, nil
-}
-
-// installPrograms copies the runtime's built programs into the root
-// filesystem and checks each finds its libraries there.
-func installPrograms(root string, rt NodeRuntime, built map[string]string) error {
-	var errs []error
-	for _, p := range rt.Programs {
-		data, err := os.ReadFile(built[p.Binary])
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(root, nodePath(p.Binary))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		_ = os.Remove(dst)
-		if err := os.WriteFile(dst, data, 0o755); err != nil {
-			return err
-		}
-		missing, err := missingLibraries(root, nodePath(p.Binary))
-		if err != nil {
-			return err
-		}
-		if len(missing) > 0 {
-			errs = append(errs, fmt.Errorf("%s (built with cgo=%v) needs %s, which the node's root filesystem lacks: add the Debian package to NodePackages", p.Binary, p.CGO, strings.Join(missing, ", ")))
-		}
-	}
-	return errors.Join(errs...)
 }

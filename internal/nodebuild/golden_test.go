@@ -1,4 +1,4 @@
-package nodeimage
+package nodebuild
 
 import (
 	"flag"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ectest/ectest/kind/nodeimage"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the code (only when a change of the node image is meant)")
@@ -41,18 +43,18 @@ func golden(t *testing.T, name, got string) {
 // a changed key means minutes of rebuilding, a changed file under an
 // unchanged key a stale image.
 func TestNodeRuntimesGolden(t *testing.T) {
-	kindCfg, err := os.ReadFile("testdata/kind-" + KindVersion + "-config.toml")
+	kindCfg, err := os.ReadFile("testdata/kind-" + nodeimage.KindVersion + "-config.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rt := range NodeRuntimes {
+	for _, rt := range nodeimage.NodeRuntimes {
 		t.Run(rt.Name, func(t *testing.T) {
 			var b strings.Builder
-			rootfs := RootFSKey(DebianSuite, "http://deb.debian.org/debian", rt.packages()) + ".tar"
+			rootfs := RootFSKey(nodeimage.DebianSuite, "http://deb.debian.org/debian", rt.RootFSPackages()) + ".tar"
 			// NodeImage's key, with the Kubernetes binaries' folder fixed.
-			key := cacheKey("node", "v1.35.0-"+rt.Name, "bin-v1.35.0", rootfs, rt.key(), KindVersion, "amd64", nodeRecipe)
+			key := cacheKey("node", "v1.35.0-"+rt.Name, "bin-v1.35.0", rootfs, rt.Key(), nodeimage.KindVersion, "amd64", nodeRecipe)
 			fmt.Fprintf(&b, "# node runtime %s\n# description: %s\n# node image key: %s\n# runtime key: %s\n# rootfs: %s\n# packages: %s\n",
-				rt.Name, rt.Description, key, rt.key(), rootfs, strings.Join(rt.packages(), ","))
+				rt.Name, rt.Description, key, rt.Key(), rootfs, strings.Join(rt.RootFSPackages(), ","))
 			for _, c := range rt.RuntimeClassNames() {
 				fmt.Fprintf(&b, "# RuntimeClass %s: handler %s\n", c, rt.Handler(c))
 			}
@@ -62,10 +64,10 @@ func TestNodeRuntimesGolden(t *testing.T) {
 				}
 			}
 			for _, p := range rt.Programs {
-				fmt.Fprintf(&b, "# program %s at /%s\n", p.Key(), nodePath(p.Binary))
+				fmt.Fprintf(&b, "# program %s at /%s\n", p.Key(), nodeimage.NodePath(p.Binary))
 			}
-			b.WriteString("# ---- /etc/containerd/config.toml\n" + NodeContainerdConfig(string(kindCfg), "registry.k8s.io/pause:3.10.1", rt))
-			files := rt.shimConfigs()
+			b.WriteString("# ---- /etc/containerd/config.toml\n" + nodeimage.NodeContainerdConfig(string(kindCfg), "registry.k8s.io/pause:3.10.1", rt))
+			files := rt.ShimConfigs()
 			var paths []string
 			for p := range files {
 				paths = append(paths, p)
