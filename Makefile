@@ -7,8 +7,8 @@ PROCS ?= 4
 # Extra suite flags, e.g. ECTEST_FLAGS="-runtime-endpoint=unix:///run/containerd/containerd.sock"
 ECTEST_FLAGS ?=
 
-# Kubernetes version and container runtime of the offline-built kind node image (NODE_RUNTIME:
-# containerd-2, the default, containerd-2-gvisor, containerd-1.7 or containerd-1.6), or a given image.
+# Kubernetes version and container runtime of the offline-built kind node image (NODE_RUNTIME: one of
+# runtimes/catalog's node runtimes, go run ./cmd/ectest-kind node-runtimes; containerd-2 the default), or a given image.
 KUBERNETES_VERSION ?=
 NODE_RUNTIME ?=
 KIND_NODE_IMAGE ?=
@@ -90,7 +90,7 @@ mutation:
 mutation-cluster:
 	REPORT_DIR=$(REPORT_DIR) LAYERS=cluster hack/mutation.sh
 
-## runtimes: the CRI suite against every embedded runtime (containerd-1.6, containerd-1.7, containerd-2, containerd-2-crun, containerd-2-gvisor; RUNTIMES="a b" for some),
+## runtimes: the CRI suite against every embedded runtime of runtimes/catalog (go run ./cmd/ectest-install -list; RUNTIMES="a b" for some),
 ## one table with the runtimes as columns in $(REPORT_DIR)/runtimes/runtimes.md; each runtime's verdicts are then checked against suites/selftest/expected/
 runtimes:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(ECTEST_FLAGS)" hack/runtimes.sh

@@ -20,6 +20,13 @@ bad=$($go list -deps ./framework | grep '^github.com/ectest/ectest/' | grep -v -
 if [ -n "$bad" ]; then
   echo "framework core depends on more than framework/capability: $bad"; exit 1
 fi
+# Suite binaries make clusters from node images built before: they never
+# link the node-image builder.
+for s in ./suites/cri ./suites/cluster; do
+  if $go list -test -deps "$s" | grep -q '^github.com/ectest/ectest/internal/nodebuild$'; then
+    echo "suite $s links the node-image builder (internal/nodebuild)"; exit 1
+  fi
+done
 # Commands live under cmd/ only.
 bad=$($go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./... | grep -v '^github.com/ectest/ectest/cmd/' || true)
 if [ -n "$bad" ]; then
@@ -28,6 +35,12 @@ fi
 bad=$($go list -f '{{join .Imports "\n"}}' ./framework/capability | grep '^github.com/ectest/ectest/' || true)
 if [ -n "$bad" ]; then
   echo "framework/capability must be a leaf, imports: $bad"; exit 1
+fi
+# The runtimes catalog is data both layers read: it imports the builds'
+# and host packages' lists only, never the framework or kind.
+bad=$($go list -f '{{join .Imports "\n"}}' ./runtimes/catalog | grep '^github.com/ectest/ectest/' | grep -v -e '/internal/gobuild$' -e '/internal/hostdeps$' -e '/runtimes/builds$' || true)
+if [ -n "$bad" ]; then
+  echo "runtimes/catalog must stay a leaf, imports: $bad"; exit 1
 fi
 bad=$($go list -f '{{join .Imports "\n"}}' ./framework/oracle | grep '^github.com/ectest/ectest/' || true)
 if [ -n "$bad" ]; then

@@ -12,7 +12,7 @@ import (
 
 // NodeImages makes or finds the node images a cluster is created from: the
 // control plane's (NodeImage) and each skew worker's (WorkerImage).
-// Commands hand Up the builder (nodeimage.Builder); the suites hand it
+// Commands hand Up the builder (nodebuild.Builder); the suites hand it
 // Built, so that a suite binary does not link the node-image builder.
 type NodeImages interface {
 	NodeImage(ctx context.Context, v nodeimage.Version, rt nodeimage.NodeRuntime) (string, error)

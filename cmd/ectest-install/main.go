@@ -3,6 +3,7 @@
 // without Go (hack/selftest.sh does, as a vendor would) finds them:
 //
 //	ectest-install [NAME ...]   default: the suite's default runtime
+//	ectest-install -list        the embedded runtimes (runtimes/catalog), name and description, one a line
 package main
 
 import (
@@ -18,6 +19,12 @@ import (
 
 func main() {
 	names := os.Args[1:]
+	if len(names) == 1 && (names[0] == "-list" || names[0] == "--list") {
+		for _, f := range embedded.Flavors {
+			fmt.Printf("%-20s %s\n", f.Name, f.Description)
+		}
+		return
+	}
 	if len(names) == 0 {
 		names = []string{framework.DefaultRuntime}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/environment"
+	"github.com/ectest/ectest/internal/nodebuild"
 	"github.com/ectest/ectest/kind"
 	"github.com/ectest/ectest/kind/host"
 	"github.com/ectest/ectest/kind/nodeimage"
@@ -103,7 +104,7 @@ func main() {
 	if o.Name == "" {
 		o.Name = t.DefaultName()
 	}
-	o.Keep, o.Log, o.Images = true, logf, &nodeimage.Builder{Log: logf}
+	o.Keep, o.Log, o.Images = true, logf, &nodebuild.Builder{Log: logf}
 	if err := run(ctx, os.Args[1], o, *reportDir, logf); err != nil {
 		fmt.Fprintln(os.Stderr, "ectest-kind: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		os.Exit(1)
@@ -167,7 +168,7 @@ func run(ctx context.Context, cmd string, o kind.Options, reportDir string, logf
 		if err != nil {
 			return err
 		}
-		b := &nodeimage.Builder{Log: logf}
+		b := &nodebuild.Builder{Log: logf}
 		ref, err := b.NodeImage(ctx, v, rt)
 		if err != nil {
 			return err

@@ -166,7 +166,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 			containerd = "" // the flavor's own
 		}
 		h.embedded, err = embedded.Start(ctx, embedded.Options{
-			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Runsc: flavor.Handler == "runsc", Crun: flavor.Handler == "crun",
+			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Handlers: flavor.Handlers(),
 			CNIBinDir:    cfg.CNIBinDir,
 			RegistryAddr: h.Env.Registry,
 			SandboxImage: h.Env.Images[images.Pause],

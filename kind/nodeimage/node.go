@@ -1,20 +1,7 @@
 package nodeimage
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
-	"strings"
-	"time"
-
-	"github.com/ectest/ectest/internal/gobuild"
-	"github.com/ectest/ectest/internal/hostdeps"
 )
 
 // KindVersion is the kind module whose node-image files (images/base/files)
@@ -23,327 +10,6 @@ const KindVersion = "v0.33.0"
 
 // NodeImageRepository is where built node images are tagged in Docker.
 const NodeImageRepository = "ectest/kind-node"
-
-// NodeImage builds (or finds) the node image for Kubernetes version v with
-// the node runtime rt, and returns its Docker reference (its tag names both).
-// It first works out which stages its cache already holds, and checks what
-// the others need (the Go toolchain, debootstrap and the cgo build tools,
-// installed when missing) before starting any of them, so a long build
-// never ends on a missing tool. Each stage says when it starts and ends,
-// how long it took, and whether the cache served it.
-func (b *Builder) NodeImage(ctx context.Context, v Version, rt NodeRuntime) (string, error) {
-	binDir, err := b.binariesDir(ctx, v)
-	if err != nil {
-		return "", err
-	}
-	rootfs, err := b.rootFSPath(rt)
-	if err != nil {
-		return "", err
-	}
-	key := cacheKey("node", v.String()+"-"+rt.Name, filepath.Base(binDir), filepath.Base(rootfs), rt.key(), KindVersion, runtime.GOARCH, nodeRecipe)
-	ref := NodeImageRepository + ":" + strings.TrimPrefix(key, "node-")
-	if exec.CommandContext(ctx, "docker", "image", "inspect", ref).Run() == nil {
-		b.logf("node image %s: cached in docker", ref)
-		return ref, nil
-	}
-	if err := b.preflight(ctx, rootfs, rt); err != nil {
-		return "", fmt.Errorf("node image %s for Kubernetes %s is not built yet, and building it %w", ref, v, err)
-	}
-	start := time.Now()
-	b.logf("node image %s: building (stages: Kubernetes binaries, Debian root filesystem, node runtime %s, etcd and CoreDNS, images and assembly)", ref, rt.Name)
-	if binDir, err = b.KubernetesBinaries(ctx, v); err != nil {
-		return "", err
-	}
-	if rootfs, err = b.RootFS(ctx, rt); err != nil {
-		return "", err
-	}
-	built, err := b.RuntimePrograms(ctx, rt)
-	if err != nil {
-		return "", err
-	}
-	kindDir, err := b.moduleDir(ctx, "sigs.k8s.io/kind@"+KindVersion)
-	if err != nil {
-		return "", err
-	}
-	list, err := b.KubeadmImages(ctx, binDir, v)
-	if err != nil {
-		return "", err
-	}
-	work, err := os.MkdirTemp("", "ectest-node-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(work)
-	root := filepath.Join(work, "rootfs")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
-	}
-	if out, err := exec.CommandContext(ctx, "tar", "--numeric-owner", "--xattrs", "-C", root, "-xpf", rootfs).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("unpack rootfs: %v: %s", err, out)
-	}
-	if err := os.MkdirAll(filepath.Join(root, "kind/images"), 0o755); err != nil {
-		return "", err
-	}
-	if err := b.BuildImages(ctx, binDir, rootfs, list, filepath.Join(root, "kind/images/images.tar")); err != nil {
-		return "", err
-	}
-	done := b.stage("node assembly and docker import", "about 1 min")
-	if err := assemble(root, filepath.Join(kindDir, "images/base/files"), binDir, v, list, rt, built); err != nil {
-		return "", done(err)
-	}
-	imp := exec.CommandContext(ctx, "sh", "-c", `tar --numeric-owner --xattrs -C "$1" -c . | docker import \
-		--change 'ENV container=docker' \
-		--change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/usr/local/bin/ectest-init"]' - "$2"`, "import", root, ref)
-	if out, err := imp.CombinedOutput(); err != nil {
-		return "", done(fmt.Errorf("docker import: %v: %s", err, out))
-	}
-	_ = done(nil)
-	b.logf("node image %s: built in %s", ref, time.Since(start).Round(time.Second))
-	return ref, nil
-}
-
-// RuntimePrograms builds (or finds cached) the node runtime's programs from
-// the Go module proxy, the same builds the embedded runtimes use, and
-// returns their paths by binary name.
-func (b *Builder) RuntimePrograms(ctx context.Context, rt NodeRuntime) (_ map[string]string, err error) {
-	root, err := b.cacheRoot()
-	if err != nil {
-		return nil, err
-	}
-	built := map[string]string{}
-	var todo []gobuild.Program
-	for _, p := range rt.Programs {
-		if p.Cached(root) {
-			built[p.Binary] = p.Path(root)
-		} else {
-			todo = append(todo, p)
-		}
-	}
-	if len(todo) == 0 {
-		if len(rt.Programs) > 0 {
-			b.logf("node runtime %s: cached in %s/bin", rt.Name, root)
-		}
-		return built, nil
-	}
-	var names []string
-	for _, p := range todo {
-		names = append(names, p.Binary+" "+p.Version)
-	}
-	done := b.stage(fmt.Sprintf("node runtime %s (%s, built from the Go module proxy)", rt.Name, strings.Join(names, ", ")), "about 1 to 2 min each")
-	defer func() { err = done(err) }()
-	for _, p := range todo {
-		path, err := gobuild.Build(ctx, b.goCmd(), root, p)
-		if err != nil {
-			return nil, fmt.Errorf("node runtime %s: %w", rt.Name, err)
-		}
-		b.logf("node runtime %s: %s %s built", rt.Name, p.Binary, p.Version)
-		built[p.Binary] = path
-	}
-	return built, nil
-}
-
-// preflight checks, before any stage starts, that every stage the cache
-// cannot serve can run here: the Go toolchain builds Kubernetes, etcd,
-// CoreDNS and the node runtime and fetches kind's base files; the cgo
-// build tools and libseccomp-dev (installed when missing) build runc;
-// debootstrap (installed when missing) makes the root filesystem.
-func (b *Builder) preflight(ctx context.Context, rootfs string, rt NodeRuntime) error {
-	if _, err := exec.LookPath(b.goCmd()); err != nil {
-		return fmt.Errorf("needs the Go toolchain (%s is not on PATH): build it once where Go is (make node-image), or give a node image (-kind-node-image)", b.goCmd())
-	}
-	if root, err := b.cacheRoot(); err == nil {
-		for _, p := range rt.Programs {
-			if p.CGO && !p.Cached(root) {
-				// runc links libseccomp through cgo.
-				if err := hostdeps.Ensure(ctx, b.Log, hostdeps.CgoSeccomp); err != nil {
-					return err
-				}
-				break
-			}
-		}
-	}
-	if _, err := os.Stat(rootfs); err != nil {
-		if err := hostdeps.Ensure(ctx, b.Log, hostdeps.NodeImage); err != nil {
-			return err
-		}
-		if _, err := exec.LookPath("debootstrap"); err != nil {
-			return fmt.Errorf("needs debootstrap for its root filesystem: %w", err)
-		}
-	}
-	if _, err := exec.LookPath("docker"); err != nil {
-		return fmt.Errorf("needs docker to import it: %w", err)
-	}
-	return nil
-}
-
-// stage logs the start of a long step and returns the function that logs
-// its end (with the time taken) and passes its error through.
-func (b *Builder) stage(what, cold string) func(error) error {
-	start := time.Now()
-	b.logf("%s: started (%s cold)", what, cold)
-	return func(err error) error {
-		if err != nil {
-			b.logf("%s: failed after %s", what, time.Since(start).Round(time.Second))
-			return err
-		}
-		b.logf("%s: done in %s", what, time.Since(start).Round(time.Second))
-		return nil
-	}
-}
-
-// nodeRecipe changes whenever assemble changes. 6: images built by
-// ectest-mutation before it dispatched the suite's programs carried a pause
-// that ran ectest-mutation's main (exit 2 at once): never reuse them.
-const nodeRecipe = "6"
-
-func (b *Builder) moduleDir(ctx context.Context, modVersion string) (string, error) {
-	out, err := b.output(ctx, "", b.goCmd(), "mod", "download", "-json", modVersion)
-	if err != nil {
-		return "", err
-	}
-	var info struct{ Dir, Error string }
-	if err := json.Unmarshal([]byte(out), &info); err != nil {
-		return "", err
-	}
-	if info.Error != "" {
-		return "", fmt.Errorf("%s: %s", modVersion, info.Error)
-	}
-	return info.Dir, nil
-}
-
-// assemble turns a Debian root filesystem into a kind node: kind's base
-// image files, the node runtime, Kubernetes binaries, images, and the fixes
-// these hosts need.
-func assemble(root, kindFiles, binDir string, v Version, list ImageList, rt NodeRuntime, built map[string]string) error {
-	write := func(p string, mode os.FileMode, content string) error {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return err
-		}
-		_ = os.Remove(full)
-		return os.WriteFile(full, []byte(content), mode)
-	}
-	link := func(target, p string) error {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return err
-		}
-		_ = os.Remove(full)
-		return os.Symlink(target, full)
-	}
-	// kind's base image files, as its Dockerfile copies them (fuse-overlayfs
-	// is for rootless hosts and Debian has no containerd plugin for it).
-	err := filepath.WalkDir(kindFiles, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(kindFiles, p)
-		if strings.Contains(rel, "fuse-overlayfs") || strings.HasPrefix(rel, "LICENSES") || strings.HasSuffix(rel, ".go") || strings.HasPrefix(rel, "kind/README") {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		mode := os.FileMode(0o644)
-		if strings.HasPrefix(rel, "usr/local/bin/") || strings.HasPrefix(rel, "kind/bin/") {
-			mode = 0o755
-		}
-		if rel == "etc/containerd/config.toml" {
-			data = []byte(NodeContainerdConfig(string(data), list["pause"], rt))
-		}
-		return write(rel, mode, string(data))
-	})
-	if err != nil {
-		return fmt.Errorf("kind base files: %w", err)
-	}
-	if len(rt.Programs) == 0 {
-		// Debian's containerd lives in /usr/bin; kind's unit runs /usr/local/bin.
-		for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "ctr"} {
-			if err := link("/usr/bin/"+bin, "usr/local/bin/"+bin); err != nil {
-				return err
-			}
-		}
-	} else if err := installPrograms(root, rt, built); err != nil {
-		return fmt.Errorf("node runtime %s: %w", rt.Name, err)
-	}
-	if rt.RuntimeClasses[GVisorRuntimeClass] != "" {
-		if err := write("etc/containerd/runsc.toml", 0o644, runscConfig); err != nil {
-			return err
-		}
-	}
-	if err := link("/usr/lib/cni", "opt/cni/bin"); err != nil {
-		return err
-	}
-	for _, c := range []string{"kubeadm", "kubelet", "kubectl"} {
-		data, err := os.ReadFile(filepath.Join(binDir, c))
-		if err != nil {
-			return err
-		}
-		if err := write("usr/bin/"+c, 0o755, string(data)); err != nil {
-			return err
-		}
-	}
-	files := map[string]string{
-		"kind/version":  v.String() + "\n",
-		NodeRuntimeFile: rt.Name + "\n",
-		// A harmless stand-in for kind's storage provisioner manifest: its
-		// image cannot be pulled here and the suites need no volumes.
-		"kind/manifests/default-storage.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ectest-no-default-storage\n  namespace: kube-system\n",
-		"etc/systemd/system/ectest-import-images.service": importUnit,
-		"etc/systemd/system/ectest-cgroup-fix.service":    cgroupFixUnit,
-		"etc/systemd/system/" + CRIProxyUnit:              criProxyUnit,
-		"usr/local/bin/ectest-init":                       ectestInit,
-		"usr/local/bin/ectest-cgroup-fix":                 cgroupFix,
-		"etc/containerd/certs.d/.keep":                    "",
-		"etc/kubernetes/manifests/.keep":                  "",
-		strings.TrimPrefix(NodeCNIPath, "/"):              nodeCNI,
-	}
-	for p, content := range files {
-		mode := os.FileMode(0o644)
-		if strings.HasPrefix(p, "usr/local/bin/") {
-			mode = 0o755
-		}
-		if err := write(p, mode, content); err != nil {
-			return err
-		}
-	}
-	// systemd as kind's Dockerfile sets it up: no default wants, our units on.
-	for _, g := range []string{"lib/systemd/system/multi-user.target.wants/*", "etc/systemd/system/*.wants/*", "lib/systemd/system/local-fs.target.wants/*",
-		"lib/systemd/system/sockets.target.wants/*udev*", "lib/systemd/system/sockets.target.wants/*initctl*", "lib/systemd/system/basic.target.wants/*",
-		"lib/systemd/system/sysinit.target.wants/systemd-tmpfiles-setup.service"} {
-		matches, _ := filepath.Glob(filepath.Join(root, g))
-		for _, m := range matches {
-			_ = os.Remove(m)
-		}
-	}
-	for _, u := range []string{"kubelet.service", "containerd.service", "undo-mount-hacks.service", "ectest-import-images.service", "ectest-cgroup-fix.service", CRIProxyUnit} {
-		if err := link("/etc/systemd/system/"+u, "etc/systemd/system/multi-user.target.wants/"+u); err != nil {
-			return err
-		}
-	}
-	masked := []string{"etc/systemd/system/systemd-binfmt.service"}
-	// A privileged node's systemd would apply non-namespaced sysctls
-	// (fs.protected_*, kernel.*) to the host: mask the files that set them.
-	for _, f := range []string{"50-default.conf", "50-pid-max.conf", "protect-links.conf"} {
-		masked = append(masked, "etc/sysctl.d/"+f)
-	}
-	for _, m := range masked {
-		if err := link("/dev/null", m); err != nil {
-			return err
-		}
-	}
-	if err := link("/usr/lib/systemd/systemd", "sbin/init"); err != nil {
-		return err
-	}
-	journald := filepath.Join(root, "etc/systemd/journald.conf")
-	if data, err := os.ReadFile(journald); err == nil && !strings.Contains(string(data), "ReadKMsg=no") {
-		if err := os.WriteFile(journald, append(data, []byte("\nReadKMsg=no\n")...), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 var (
 	fuseRE    = regexp.MustCompile(`(?s)\[proxy_plugins\].*?address = "[^"]*"\n`)
@@ -358,41 +24,23 @@ var (
 // fuse-overlayfs proxy plugin, no base runtime spec (kind generates it at
 // image build), the locally built pause image, restrict_oom_score_adj (no
 // CAP_SYS_RESOURCE here), a registry hosts directory (for the suite's
-// registry), and the node runtime's extra handlers (gVisor's runsc).
+// registry), and the node runtime's further handlers (gVisor's runsc), their
+// tables from runtimes/catalog.
 func NodeContainerdConfig(kindConfig, pauseImage string, rt NodeRuntime) string {
 	c := fuseRE.ReplaceAllString(kindConfig, "")
 	c = baseSpec.ReplaceAllString(c, "")
 	c = sandboxRE.ReplaceAllString(c, `${1}sandbox_image = "`+pauseImage+`"`)
 	c = oomRE.ReplaceAllString(c, "${1}restrict_oom_score_adj = true")
 	c += "\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n"
-	if h := rt.RuntimeClasses[GVisorRuntimeClass]; h != "" {
-		c += fmt.Sprintf(runscHandler, h)
+	for _, h := range rt.Runtime.Handlers {
+		c += "\n" + h.ContainerdTOML(2, handlerPaths(h), "")
 	}
 	return c
 }
 
-// runscHandler is gVisor's runtime handler: containerd runs its sandboxes
-// through gVisor's shim, which reads runsc.toml.
-const runscHandler = `
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%[1]s]
-  runtime_type = "io.containerd.runsc.v1"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%[1]s.options]
-    TypeUrl = "io.containerd.runsc.v1.options"
-    ConfigPath = "/etc/containerd/runsc.toml"
-`
-
-// runscConfig is the shim's configuration: runsc where the node image puts it.
-const runscConfig = `binary_name = "/usr/local/bin/runsc"
-root = "/run/containerd/runsc"
-`
-
 // NodeRuntimeFile names the node runtime inside a node built here, so a
 // reused cluster can be checked against the runtime asked for.
 const NodeRuntimeFile = "kind/ectest-node-runtime"
-
-// nodeCNI is the single node's pod network, replacing kindnetd (whose image
-// cannot be pulled offline): a bridge in the first /24 of kind.PodSubnet.
-var nodeCNI = NodeCNI(FirstNodeSubnet)
 
 // FirstNodeSubnet is the pod subnet of a node image's own CNI
 // configuration: the first /24 of kind.PodSubnet.
@@ -417,39 +65,6 @@ func NodeCNI(subnet string) string {
 `
 }
 
-const importUnit = `[Unit]
-Description=Import the images kubeadm needs (this node cannot pull them)
-After=containerd.service
-Requires=containerd.service
-Before=kubelet.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-ExecStart=/bin/sh -c 'for i in $(seq 1 100); do ctr version >/dev/null 2>&1 && break; sleep 0.1; done; ctr -n k8s.io images import --no-unpack=false /kind/images/images.tar'
-
-[Install]
-WantedBy=multi-user.target
-`
-
-// ectestInit records which cgroup hierarchies the entrypoint set up, then
-// starts systemd.
-const ectestInit = `#!/bin/sh
-awk '$9 == "cgroup" {print $5}' /proc/self/mountinfo > /run/ectest-cgroups-at-boot 2>/dev/null || true
-exec /sbin/init "$@"
-`
-
-// On cgroup v1 hosts, the node's systemd mounts hierarchies the host does
-// not have (hugetlb, net_cls/net_prio, perf_event); kubelets then crash-loop
-// on missing paths. Unmount every cgroup v1 mount the entrypoint did not set up.
-const cgroupFix = `#!/bin/sh
-[ -f /sys/fs/cgroup/cgroup.controllers ] && exit 0
-[ -f /run/ectest-cgroups-at-boot ] || exit 0
-awk '$9 == "cgroup" {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do
-  grep -qx "$m" /run/ectest-cgroups-at-boot || umount "$m" 2>/dev/null || true
-done
-`
-
 // The fault-injecting CRI proxy (fixtures/criproxy, a SELF-TEST tool) can
 // sit between the kubelet and containerd: a cluster made with a fault
 // mounts CRIProxyDir (the proxy program, a copy of the binary that made the
@@ -465,34 +80,3 @@ const (
 	CRIProxyProgram = "ectest-criproxy"
 	CRIProxyFault   = "fault"
 )
-
-const criProxyUnit = `[Unit]
-Description=ectest's fault-injecting CRI proxy (a SELF-TEST tool, not a runtime) between the kubelet and containerd
-ConditionPathExists=` + CRIProxyDir + `/` + CRIProxyFault + `
-After=containerd.service
-Requires=containerd.service
-Before=kubelet.service
-
-[Service]
-ExecStart=` + CRIProxyDir + `/` + CRIProxyProgram + ` -listen=` + CRIProxySocket + ` -backend=/run/containerd/containerd.sock -fault-file=` + CRIProxyDir + `/` + CRIProxyFault + `
-Restart=always
-RestartSec=1
-
-[Install]
-WantedBy=multi-user.target
-`
-
-const cgroupFixUnit = `[Unit]
-Description=Unmount cgroup v1 hierarchies the host does not have
-DefaultDependencies=no
-After=local-fs.target
-Before=containerd.service kubelet.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-ExecStart=/usr/local/bin/ectest-cgroup-fix
-
-[Install]
-WantedBy=multi-user.target
-`

@@ -37,3 +37,13 @@ func (v Version) StagingVersion() string { return fmt.Sprintf("v0.%d.%d", v.Mino
 
 // AtLeast reports whether v is minor or later (same major).
 func (v Version) AtLeast(minor int) bool { return v.Minor >= minor }
+
+// CheckKubeletSkew enforces the kubelet's skew policy: a kubelet may be up
+// to three minor versions older than the API server, never newer.
+func CheckKubeletSkew(server, kubelet Version) error {
+	if kubelet.Major != server.Major || kubelet.Minor > server.Minor || server.Minor-kubelet.Minor > 3 ||
+		(kubelet.Minor == server.Minor && kubelet.Patch > server.Patch) {
+		return fmt.Errorf("kubelet %s with an API server %s: outside the kubelet's version skew policy (the same release down to three minor versions older)", kubelet, server)
+	}
+	return nil
+}

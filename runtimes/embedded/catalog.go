@@ -10,11 +10,12 @@ import (
 
 	"github.com/ectest/ectest/internal/gobuild"
 	"github.com/ectest/ectest/internal/hostdeps"
-	"github.com/ectest/ectest/runtimes/builds"
+	"github.com/ectest/ectest/runtimes/catalog"
 )
 
 // Flavor is one runtime the suite can embed: where its binaries come from
-// and which configuration format it reads.
+// and which configuration format it reads. Flavors are a view of the
+// runtimes catalog (runtimes/catalog), its entries with an Embedded part.
 type Flavor struct {
 	Name        string
 	Description string
@@ -33,7 +34,14 @@ type Flavor struct {
 	// HostNeeds are host packages the flavor runs with, beyond the
 	// embedded runtime's (Debian's crun).
 	HostNeeds []hostdeps.Purpose
+	// Runtime is the catalog entry the flavor is a view of: its handlers
+	// (Options.Handlers), implementation and profile.
+	Runtime catalog.Runtime
 }
+
+// Handlers are the OCI handlers containerd is configured with beyond the
+// default (Options.Handlers).
+func (f Flavor) Handlers() []catalog.Handler { return f.Runtime.Handlers }
 
 // OCIRuntimeVersion names the OCI runtime and its version for the reports,
 // "runc 1.5.2", from its --version ("" when it does not answer). A build
@@ -60,50 +68,35 @@ func (f Flavor) OCIRuntimeVersion(ctx context.Context, binDir string) string {
 // OCIRuntime is the OCI runtime binary the flavor's sandboxes run with,
 // for the reports: runc, runsc or crun, in binDir when the flavor built it.
 func (f Flavor) OCIRuntime(binDir string) string {
-	switch f.Handler {
-	case "runsc":
-		return filepath.Join(binDir, "runsc")
-	case "crun":
-		return "crun" // Debian's, on PATH
+	h, ok := f.Runtime.Handler(f.Handler)
+	if !ok {
+		h = f.Runtime.Default
 	}
-	if binDir == "" {
-		return "runc"
-	}
-	return filepath.Join(binDir, "runc")
+	return handlerBinary(h, binDir)
 }
 
-// The programs of the flavors built from the Go module proxy are
-// runtimes/builds' (the kind node image uses the same builds).
-var (
-	containerd2  = builds.Containerd2
-	containerd17 = builds.Containerd17
-	runc         = builds.Runc
-	runsc        = builds.Runsc
-	runscShim    = builds.RunscShim
-)
+// handlerBinary is where h's OCI runtime is: binDir's build, or the host's
+// on PATH.
+func handlerBinary(h catalog.Handler, binDir string) string {
+	if h.HostBinary || binDir == "" {
+		return h.Binary
+	}
+	return filepath.Join(binDir, h.Binary)
+}
 
 // Flavors are the runtimes -runtime can name (framework.DefaultRuntime runs
-// without it).
-var Flavors = []Flavor{
-	{Name: "containerd-1.6", ConfigVersion: 2,
-		Description: "Debian bookworm's containerd 1.6 with its runc 1.1 (end of life upstream)"},
-	{Name: "containerd-1.7", ConfigVersion: 2,
-		Description: "containerd " + builds.Containerd17Version + " with runc " + builds.RuncVersion + ", both built from the Go module proxy (1.7 is supported upstream until September 2026)",
-		Programs:    []gobuild.Program{containerd17("containerd"), containerd17("containerd-shim-runc-v2"), runc},
-		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
-	{Name: "containerd-2", ConfigVersion: 3,
-		Description: "containerd " + builds.Containerd2Version + " with runc " + builds.RuncVersion + ", both built from the Go module proxy",
-		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
-		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
-	{Name: "containerd-2-crun", ConfigVersion: 3, Handler: "crun",
-		Description: "containerd " + builds.Containerd2Version + " (built from the Go module proxy) running sandboxes with Debian's crun through the runtime handler crun: the runc shim runs ectest-crun, which hides the hybrid cgroup hierarchy crun refuses (see README)",
-		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc},
-		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp},
-		HostNeeds:   []hostdeps.Purpose{hostdeps.Crun}},
-	{Name: "containerd-2-gvisor", ConfigVersion: 3, Handler: "runsc",
-		Description: "containerd " + builds.Containerd2Version + " running sandboxes with gVisor (runsc and its shim " + builds.GVisorVersion + ", built from the Go module proxy, the shim with one edit: see README) through the runtime handler runsc",
-		Programs:    []gobuild.Program{containerd2("containerd"), containerd2("containerd-shim-runc-v2"), runc, runsc, runscShim},
-		BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp}},
+// without it): the catalog's embedded runtimes, in its order.
+var Flavors = flavors()
+
+func flavors() []Flavor {
+	var out []Flavor
+	for _, r := range catalog.Runtimes {
+		if e := r.Embedded; e != nil {
+			out = append(out, Flavor{Name: r.Name, Description: e.Description, ConfigVersion: e.ConfigVersion,
+				Programs: e.Programs, BuildNeeds: e.BuildNeeds, Handler: e.Handler, HostNeeds: e.HostNeeds, Runtime: r})
+		}
+	}
+	return out
 }
 
 // LookupFlavor finds a flavor by name.

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"strings"
 
+	"github.com/ectest/ectest/runtimes/catalog"
 	"github.com/ectest/ectest/runtimes/embedded/crunwrapper"
 )
 
@@ -30,17 +31,27 @@ type Options struct {
 	// ConfigVersion is containerd's configuration format (2 if zero; 3 for
 	// containerd 2.x).
 	ConfigVersion int
-	// Runsc adds gVisor as the runtime handler "runsc" (BinDir holds runsc
-	// and containerd-shim-runsc-v1; version 3 configs only).
-	Runsc bool
 	// RuncBinary, when set, is the program the runc handler runs as its
 	// OCI runtime instead of runc (the self-test's fault-injecting wrapper,
 	// fixtures/ocifault).
 	RuncBinary string
-	// Crun adds Debian's crun as the runtime handler "crun": the runc shim
-	// runs the wrapper ectest-crun (crunwrapper), a link to the running
-	// ectest binary in the run directory (version 3 configs only).
-	Crun bool
+	// Handlers are the OCI handlers containerd is configured with beyond
+	// the default, runc (Flavor.Handlers, from runtimes/catalog): gVisor's
+	// runsc (BinDir holds runsc and containerd-shim-runsc-v1), Debian's
+	// crun (the runc shim runs the wrapper ectest-crun, crunwrapper, a
+	// link to the running ectest binary in the run directory; version 3
+	// configs only).
+	Handlers []catalog.Handler
+}
+
+// has says whether o configures the handler named name.
+func (o Options) has(name string) bool {
+	for _, h := range o.Handlers {
+		if h.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // layout is where one run keeps its files; everything is under dir.
@@ -54,13 +65,11 @@ func (l layout) state() string     { return l.dir + "/state" }
 func (l layout) cniConf() string   { return l.dir + "/cni" }
 func (l layout) cniData() string   { return l.dir + "/cni-ipam" }
 func (l layout) hostsDir() string  { return l.dir + "/certs.d" }
-func (l layout) runcRoot() string  { return l.dir + "/runc" }
 func (l layout) config() string    { return l.dir + "/config.toml" }
 func (l layout) ownerFile() string { return l.dir + "/owner.pid" }
 
-// crun's state, and its wrapper with the empty file it binds: the wrapper
+// crun's wrapper and the empty file it binds: the wrapper
 // finds that file next to its argv[0].
-func (l layout) crunRoot() string    { return l.dir + "/crun" }
 func (l layout) crunWrapper() string { return l.dir + "/" + crunwrapper.Name }
 func (l layout) crunEmpty() string   { return l.dir + "/" + crunwrapper.EmptyFile }
 
@@ -77,34 +86,69 @@ func (l layout) network() (bridge, subnet string) {
 
 const namespaceK8s = "k8s.io"
 
-func containerdConfig(l layout, o Options) string {
-	runcBinary := "runc"
-	if o.BinDir != "" {
-		runcBinary = o.BinDir + "/runc"
+// handlerPaths are where a handler's files are in the run directory.
+func handlerPaths(l layout, o Options, h catalog.Handler) catalog.Paths {
+	p := catalog.Paths{Binary: handlerBinary(h, o.BinDir), Root: l.dir + "/" + h.StateDir}
+	switch h.Name {
+	case catalog.Runc.Name:
+		if o.RuncBinary != "" {
+			p.Binary = o.RuncBinary
+		}
+	case catalog.Crun.Name:
+		// The shim runs crun's wrapper, which hides the hybrid cgroup
+		// hierarchy crun refuses.
+		p.Binary = l.crunWrapper()
 	}
-	if o.RuncBinary != "" {
-		runcBinary = o.RuncBinary
+	if h.ShimConfig != nil {
+		p.ShimConfig = l.dir + "/" + h.ShimConfig.File
+	}
+	return p
+}
+
+// catalogHandlers are the handlers of the catalog's runtimes that the runc
+// shim runs (runc's command line: list, kill, delete with --root), once each.
+func catalogHandlers() []catalog.Handler {
+	var out []catalog.Handler
+	seen := map[string]bool{}
+	for _, r := range catalog.Runtimes {
+		for _, h := range append([]catalog.Handler{r.Default}, r.Handlers...) {
+			if h.RuntimeType == catalog.Runc.RuntimeType && !seen[h.StateDir] {
+				seen[h.StateDir] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// containerdConfig is containerd's configuration for the run: the default
+// handler runc and o.Handlers, their tables from runtimes/catalog.
+func containerdConfig(l layout, o Options) string {
+	version := o.ConfigVersion
+	if version != 3 {
+		version = 2
 	}
 	r := strings.NewReplacer(
 		"@ROOT@", l.root(), "@STATE@", l.state(), "@SOCKET@", l.socket(),
 		"@SANDBOX@", o.SandboxImage, "@CNIBIN@", o.CNIBinDir, "@CNICONF@", l.cniConf(),
-		"@HOSTS@", l.hostsDir(), "@RUNCROOT@", l.runcRoot(), "@RUNC@", runcBinary,
-		"@RUNSCCONF@", l.dir+"/runsc.toml",
-		"@CRUNWRAPPER@", l.crunWrapper(), "@CRUNROOT@", l.crunRoot(),
+		"@HOSTS@", l.hostsDir(), "@DEFAULT@", catalog.Runc.Name,
+		"@DEFAULTHANDLER@", catalog.Runc.ContainerdTOML(version, handlerPaths(l, o, catalog.Runc), "    "),
 	)
-	if o.ConfigVersion == 3 {
-		config := configV3
-		if o.Runsc {
-			config += runscV3
-		}
-		if o.Crun {
-			config += crunV3
-		}
-		return r.Replace(config)
+	config := configV2
+	if version == 3 {
+		config = configV3
 	}
-	// restrict_oom_score_adj: these hosts lack CAP_SYS_RESOURCE, so a sandbox
-	// cannot lower its oom_score_adj; without it every sandbox fails to start.
-	return r.Replace(`version = 2
+	config = r.Replace(config)
+	for _, h := range o.Handlers {
+		config += "\n" + h.ContainerdTOML(version, handlerPaths(l, o, h), "")
+	}
+	return config
+}
+
+// configV2 is containerd 1.x's format. restrict_oom_score_adj: these hosts
+// lack CAP_SYS_RESOURCE, so a sandbox cannot lower its oom_score_adj;
+// without it every sandbox fails to start.
+const configV2 = `version = 2
 root = "@ROOT@"
 state = "@STATE@"
 disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]
@@ -125,21 +169,14 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   tolerate_missing_hugetlb_controller = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        BinaryName = "@RUNC@"
-        Root = "@RUNCROOT@"
-        SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
+    default_runtime_name = "@DEFAULT@"
+@DEFAULTHANDLER@  [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "@CNIBIN@"
     conf_dir = "@CNICONF@"
     max_conf_num = 1
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = "@HOSTS@"
-`)
-}
+`
 
 // configV3 is containerd 2.x's format: the CRI plugin split into runtime
 // and images plugins. The same settings as version 2, for these hosts.
@@ -158,14 +195,8 @@ state = "@STATE@"
   enable_selinux = false
   tolerate_missing_hugetlb_controller = true
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
-    default_runtime_name = "runc"
-    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-        BinaryName = "@RUNC@"
-        Root = "@RUNCROOT@"
-        SystemdCgroup = false
-  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    default_runtime_name = "@DEFAULT@"
+@DEFAULTHANDLER@  [plugins.'io.containerd.cri.v1.runtime'.cni]
     bin_dirs = ["@CNIBIN@"]
     conf_dir = "@CNICONF@"
     max_conf_num = 1
@@ -182,29 +213,17 @@ state = "@STATE@"
   stream_server_port = "0"
 `
 
-// runscV3 adds the handler runsc: containerd runs its sandboxes through
-// gVisor's shim, which reads runsc.toml (binary, root).
-const runscV3 = `
-[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runsc]
-  runtime_type = "io.containerd.runsc.v1"
-  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runsc.options]
-    TypeUrl = "io.containerd.runsc.v1.options"
-    ConfigPath = "@RUNSCCONF@"
-`
-
-// crunV3 adds the handler crun: the runc shim, with crun's wrapper as its
-// binary and crun's own state directory.
-const crunV3 = `
-[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.crun]
-  runtime_type = "io.containerd.runc.v2"
-  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.crun.options]
-    BinaryName = "@CRUNWRAPPER@"
-    Root = "@CRUNROOT@"
-    SystemdCgroup = false
-`
-
-func runscConfig(l layout, o Options) string {
-	return fmt.Sprintf("binary_name = %q\nroot = %q\n", o.BinDir+"/runsc", l.dir+"/runsc-root")
+// shimConfigs are the handlers' own configuration files (gVisor's
+// runsc.toml), by path.
+func shimConfigs(l layout, o Options) map[string]string {
+	files := map[string]string{}
+	for _, h := range o.Handlers {
+		if h.ShimConfig != nil {
+			p := handlerPaths(l, o, h)
+			files[p.ShimConfig] = h.ShimConfigTOML(p)
+		}
+	}
+	return files
 }
 
 func cniConfig(l layout) string {

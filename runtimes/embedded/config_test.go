@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/runtimes/catalog"
 )
 
 func TestConfigs(t *testing.T) {
@@ -60,7 +61,7 @@ func TestConfigV3ForContainerd2(t *testing.T) {
 
 func TestCrunHandler(t *testing.T) {
 	l := layout{id: "x", dir: "/var/lib/ectest/embedded/x"}
-	got := containerdConfig(l, Options{ConfigVersion: 3, BinDir: "/cache/bin", Crun: true, SandboxImage: "p", CNIBinDir: "/usr/lib/cni"})
+	got := containerdConfig(l, Options{ConfigVersion: 3, BinDir: "/cache/bin", Handlers: []catalog.Handler{catalog.Crun}, SandboxImage: "p", CNIBinDir: "/usr/lib/cni"})
 	for _, want := range []string{
 		"[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.crun]",
 		`BinaryName = "/var/lib/ectest/embedded/x/ectest-crun"`,
@@ -77,5 +78,48 @@ func TestCrunHandler(t *testing.T) {
 	}
 	if g, _ := LookupFlavor("containerd-2-gvisor"); g.OCIRuntime("/b") != "/b/runsc" {
 		t.Errorf("gVisor's OCI runtime: %s", g.OCIRuntime("/b"))
+	}
+}
+
+// A handler new to the catalog that the runc shim runs (youki, say) needs
+// no code here: its table, binary and state directory follow from it.
+func TestNewRuncLikeHandler(t *testing.T) {
+	youki := catalog.Runc
+	youki.Name, youki.Binary, youki.StateDir = "youki", "youki", "youki"
+	l := layout{id: "x", dir: "/var/lib/ectest/embedded/x"}
+	for _, v := range []int{2, 3} {
+		got := containerdConfig(l, Options{ConfigVersion: v, BinDir: "/cache/bin", Handlers: []catalog.Handler{youki}, SandboxImage: "p", CNIBinDir: "/usr/lib/cni"})
+		for _, want := range []string{
+			catalog.ContainerdRuntimesTable(v) + ".youki]",
+			`BinaryName = "/cache/bin/youki"`,
+			`Root = "/var/lib/ectest/embedded/x/youki"`,
+			`BinaryName = "/cache/bin/runc"`,
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("version %d: missing %q:\n%s", v, want, got)
+			}
+		}
+	}
+	f := Flavor{Handler: "youki", Runtime: catalog.Runtime{Default: catalog.Runc, Handlers: []catalog.Handler{youki}}}
+	if got := f.OCIRuntime("/cache/bin"); got != "/cache/bin/youki" {
+		t.Errorf("OCI runtime: %s", got)
+	}
+	var dirs []string
+	for _, h := range catalogHandlers() {
+		dirs = append(dirs, h.StateDir)
+	}
+	if strings.Join(dirs, ",") != "runc,crun" {
+		t.Errorf("the state directories swept for leftover containers: %v", dirs)
+	}
+}
+
+// The embedded configuration's default handler is runc (RuncBinary
+// replaces its binary for the self-test's fault injector): a catalog entry
+// with another default needs containerdConfig to take it from Options.
+func TestFlavorsDefaultToRunc(t *testing.T) {
+	for _, f := range Flavors {
+		if f.Runtime.Default.Name != catalog.Runc.Name {
+			t.Errorf("%s: default handler %s; the embedded containerd's is runc", f.Name, f.Runtime.Default.Name)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/runtimes/catalog"
 	"github.com/ectest/ectest/runtimes/embedded/crunwrapper"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -74,13 +75,13 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		l.config():                          containerdConfig(l, o),
 		l.cniConf() + "/10-ectest.conflist": cniConfig(l),
 	}
-	if o.Runsc {
-		files[l.dir+"/runsc.toml"] = runscConfig(l, o)
+	for path, content := range shimConfigs(l, o) {
+		files[path] = content
 	}
 	if o.RegistryAddr != "" {
 		files[filepath.Join(l.hostsDir(), o.RegistryAddr, "hosts.toml")] = hostsTOML(o.RegistryAddr)
 	}
-	if o.Crun {
+	if o.has(catalog.Crun.Name) {
 		files[l.crunEmpty()] = ""
 	}
 	for path, content := range files {
@@ -96,7 +97,7 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		// containerd finds its shim on PATH.
 		env = append(env, "PATH="+o.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
-	if o.Crun {
+	if o.has(catalog.Crun.Name) {
 		crun, err := setUpCrun(l, o)
 		if err != nil {
 			return nil, errors.Join(err, cleanupDir(l))
@@ -276,11 +277,18 @@ func Sweep(baseDir string) error {
 func cleanupDir(l layout) error {
 	var errs []error
 	killProcessesMentioning(l.dir)
-	if _, err := os.Stat(l.runcRoot()); err == nil {
-		errs = append(errs, killRuncContainers(l.runcRoot()+"/"+namespaceK8s))
-	}
-	if _, err := os.Stat(l.crunRoot()); err == nil {
-		errs = append(errs, killCrunContainers(l, l.crunRoot()+"/"+namespaceK8s))
+	// The state of every runc-like handler of the catalog (the runc shim
+	// runs it, with its state under the run directory): its containers.
+	for _, h := range catalogHandlers() {
+		root := l.dir + "/" + h.StateDir
+		if _, err := os.Stat(root); err != nil {
+			continue
+		}
+		if h.Name == catalog.Crun.Name {
+			errs = append(errs, killCrunContainers(l, root+"/"+namespaceK8s))
+		} else {
+			errs = append(errs, killRuncContainers(h.Binary, root+"/"+namespaceK8s))
+		}
 	}
 	killProcessesMentioning(l.dir)
 	errs = append(errs, unmountBelow(l.dir))
@@ -296,16 +304,18 @@ func cleanupDir(l layout) error {
 	return errors.Join(errs...)
 }
 
-func killRuncContainers(root string) error {
-	out, err := exec.Command("runc", "--root", root, "list", "-q").Output()
+// killRuncContainers kills and deletes the containers runc (or an OCI
+// runtime of its command line, bin from PATH) knows in root.
+func killRuncContainers(bin, root string) error {
+	out, err := exec.Command(bin, "--root", root, "list", "-q").Output()
 	if err != nil {
-		return nil // no runc state: nothing to kill
+		return nil // no such runtime or no state: nothing to kill
 	}
 	var errs []error
 	for _, id := range strings.Fields(string(out)) {
-		_ = exec.Command("runc", "--root", root, "kill", "--all", id, "KILL").Run()
-		if o, err := exec.Command("runc", "--root", root, "delete", "--force", id).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("runc delete %s: %v: %s", id, err, o))
+		_ = exec.Command(bin, "--root", root, "kill", "--all", id, "KILL").Run()
+		if o, err := exec.Command(bin, "--root", root, "delete", "--force", id).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("%s delete %s: %v: %s", bin, id, err, o))
 		}
 	}
 	return errors.Join(errs...)

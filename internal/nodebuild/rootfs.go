@@ -1,4 +1,4 @@
-package nodeimage
+package nodebuild
 
 import (
 	"bufio"
@@ -10,20 +10,8 @@ import (
 	"strings"
 
 	"github.com/ectest/ectest/internal/hostdeps"
+	"github.com/ectest/ectest/kind/nodeimage"
 )
-
-// DebianSuite is the node's Debian release: the host's, whose packages the
-// machine's apt mirror serves.
-const DebianSuite = "bookworm"
-
-// NodePackages are what every kind node needs from Debian (kind's base
-// image list, with Debian's CNI plugins instead of builds; libseccomp2 for
-// runc, built with cgo). A node runtime adds its own (NodeRuntime.Packages).
-var NodePackages = []string{
-	"systemd", "dbus", "conntrack", "iptables", "nftables", "iproute2", "ethtool", "util-linux",
-	"mount", "kmod", "libseccomp2", "bash", "ca-certificates", "procps", "socat",
-	"containernetworking-plugins",
-}
 
 // AptMirror finds the Debian mirror this machine's apt uses for a suite,
 // from one-line (sources.list) or deb822 (*.sources) entries.
@@ -98,27 +86,27 @@ func RootFSKey(suite, mirror string, packages []string) string {
 }
 
 // rootFSPath is where the root filesystem's tarball for rt is cached.
-func (b *Builder) rootFSPath(rt NodeRuntime) (string, error) {
+func (b *Builder) rootFSPath(rt nodeimage.NodeRuntime) (string, error) {
 	root, err := b.cacheRoot()
 	if err != nil {
 		return "", err
 	}
-	mirror, err := AptMirror(DebianSuite)
+	mirror, err := AptMirror(nodeimage.DebianSuite)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, "rootfs", RootFSKey(DebianSuite, mirror, rt.packages())+".tar"), nil
+	return filepath.Join(root, "rootfs", RootFSKey(nodeimage.DebianSuite, mirror, rt.RootFSPackages())+".tar"), nil
 }
 
 // RootFS debootstraps (or finds cached) the node's Debian root filesystem
 // for rt and returns the path of its tarball. debootstrap is installed
 // when missing.
-func (b *Builder) RootFS(ctx context.Context, rt NodeRuntime) (_ string, err error) {
+func (b *Builder) RootFS(ctx context.Context, rt nodeimage.NodeRuntime) (_ string, err error) {
 	tarball, err := b.rootFSPath(rt)
 	if err != nil {
 		return "", err
 	}
-	mirror, err := AptMirror(DebianSuite)
+	mirror, err := AptMirror(nodeimage.DebianSuite)
 	if err != nil {
 		return "", err
 	}
@@ -129,7 +117,7 @@ func (b *Builder) RootFS(ctx context.Context, rt NodeRuntime) (_ string, err err
 	if err := hostdeps.Ensure(ctx, b.Log, hostdeps.NodeImage); err != nil {
 		return "", err
 	}
-	done := b.stage("Debian root filesystem (debootstrap "+DebianSuite+" from the machine's apt mirror)", "about 3 min")
+	done := b.stage("Debian root filesystem (debootstrap "+nodeimage.DebianSuite+" from the machine's apt mirror)", "about 3 min")
 	defer func() { err = done(err) }()
 	work, err := os.MkdirTemp("", "ectest-rootfs-")
 	if err != nil {
@@ -137,7 +125,7 @@ func (b *Builder) RootFS(ctx context.Context, rt NodeRuntime) (_ string, err err
 	}
 	defer os.RemoveAll(work)
 	dir := filepath.Join(work, "rootfs")
-	cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", "--include="+strings.Join(rt.packages(), ","), DebianSuite, dir, mirror)
+	cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", "--include="+strings.Join(rt.RootFSPackages(), ","), nodeimage.DebianSuite, dir, mirror)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("debootstrap: %v\n%s", err, tail(string(out), 20))
 	}

@@ -1,4 +1,4 @@
-package nodeimage
+package nodebuild
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/ectest/ectest/kind/nodeimage"
 )
 
 // KubeletVersionFile names, inside a skew worker's node image, the version
@@ -29,8 +31,8 @@ const workerRecipe = "1"
 // release costs one kubelet build, not a Kubernetes build, and its image
 // shares every layer but one with cp's. For kubelet == cp it is cp's node
 // image.
-func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet Version, rt NodeRuntime) (string, error) {
-	if err := CheckKubeletSkew(cp, kubelet); err != nil {
+func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet nodeimage.Version, rt nodeimage.NodeRuntime) (string, error) {
+	if err := nodeimage.CheckKubeletSkew(cp, kubelet); err != nil {
 		return "", err
 	}
 	base, err := b.NodeImage(ctx, cp, rt)
@@ -43,7 +45,7 @@ func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet Version, rt NodeR
 	// must not make a new image.
 	built := ComponentsKey(kubelet, b.goVersion(ctx), runtime.GOARCH, []string{"kubelet"})
 	key := cacheKey("node", cp.String()+"-"+rt.Name+"-kubelet-"+kubelet.String(), base, built, runtime.GOARCH, workerRecipe)
-	ref := NodeImageRepository + ":" + strings.TrimPrefix(key, "node-")
+	ref := nodeimage.NodeImageRepository + ":" + strings.TrimPrefix(key, "node-")
 	if exec.CommandContext(ctx, "docker", "image", "inspect", ref).Run() == nil {
 		b.logf("skew worker image %s (kubelet %s): cached in docker", ref, kubelet)
 		return ref, nil
@@ -60,16 +62,6 @@ func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet Version, rt NodeR
 	}
 	b.logf("skew worker image %s: built in %s", ref, time.Since(start).Round(time.Second))
 	return ref, nil
-}
-
-// CheckKubeletSkew enforces the kubelet's skew policy: a kubelet may be up
-// to three minor versions older than the API server, never newer.
-func CheckKubeletSkew(server, kubelet Version) error {
-	if kubelet.Major != server.Major || kubelet.Minor > server.Minor || server.Minor-kubelet.Minor > 3 ||
-		(kubelet.Minor == server.Minor && kubelet.Patch > server.Patch) {
-		return fmt.Errorf("kubelet %s with an API server %s: outside the kubelet's version skew policy (the same release down to three minor versions older)", kubelet, server)
-	}
-	return nil
 }
 
 // deriveImage makes image ref from base with files replaced: copies maps

@@ -1,4 +1,4 @@
-package nodeimage
+package nodebuild
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/ectest/ectest/internal/gobuild"
+	"github.com/ectest/ectest/kind/nodeimage"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -57,7 +58,7 @@ func EtcdModuleVersion(tag string) string {
 
 // KubeadmImages lists the images kubeadm expects for version v, with the
 // kubeadm binary built for it.
-func (b *Builder) KubeadmImages(ctx context.Context, binDir string, v Version) (ImageList, error) {
+func (b *Builder) KubeadmImages(ctx context.Context, binDir string, v nodeimage.Version) (ImageList, error) {
 	out, err := b.output(ctx, "", filepath.Join(binDir, "kubeadm"), "config", "images", "list", "--kubernetes-version", v.String())
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package nodeimage
+package nodebuild
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ectest/ectest/kind/nodeimage"
 )
 
 // Components are the Kubernetes binaries a node image carries.
@@ -57,13 +59,13 @@ func (b *Builder) cacheRoot() (string, error) {
 }
 
 // BinariesKey identifies a build of the Kubernetes binaries.
-func BinariesKey(v Version, goVersion, arch string) string {
+func BinariesKey(v nodeimage.Version, goVersion, arch string) string {
 	return cacheKey("kubernetes", v.String(), goVersion, arch, recipeVersion)
 }
 
 // ComponentsKey identifies a build of some of the Kubernetes binaries (the
 // kubelet of a skew worker, say); the full set keeps BinariesKey.
-func ComponentsKey(v Version, goVersion, arch string, components []string) string {
+func ComponentsKey(v nodeimage.Version, goVersion, arch string, components []string) string {
 	if isFullSet(components) {
 		return BinariesKey(v, goVersion, arch)
 	}
@@ -87,12 +89,12 @@ func cacheKey(parts ...string) string {
 }
 
 // binariesDir is where the binaries for v built with this Go are cached.
-func (b *Builder) binariesDir(ctx context.Context, v Version) (string, error) {
+func (b *Builder) binariesDir(ctx context.Context, v nodeimage.Version) (string, error) {
 	return b.componentsDir(ctx, v, Components)
 }
 
 // componentsDir is where a build of some components of v is cached.
-func (b *Builder) componentsDir(ctx context.Context, v Version, components []string) (string, error) {
+func (b *Builder) componentsDir(ctx context.Context, v nodeimage.Version, components []string) (string, error) {
 	root, err := b.cacheRoot()
 	if err != nil {
 		return "", err
@@ -112,7 +114,7 @@ func (b *Builder) goVersion(ctx context.Context) string {
 
 // CachedKubernetesBinaries returns the directory of already built binaries
 // for v, without building.
-func (b *Builder) CachedKubernetesBinaries(ctx context.Context, v Version) (string, error) {
+func (b *Builder) CachedKubernetesBinaries(ctx context.Context, v nodeimage.Version) (string, error) {
 	dir, err := b.binariesDir(ctx, v)
 	if err != nil {
 		return "", err
@@ -125,7 +127,7 @@ func (b *Builder) CachedKubernetesBinaries(ctx context.Context, v Version) (stri
 
 // KubernetesBinaries builds (or finds cached) static, version-stamped
 // Kubernetes binaries and returns the directory holding them.
-func (b *Builder) KubernetesBinaries(ctx context.Context, v Version) (string, error) {
+func (b *Builder) KubernetesBinaries(ctx context.Context, v nodeimage.Version) (string, error) {
 	return b.KubernetesComponents(ctx, v, Components...)
 }
 
@@ -133,7 +135,7 @@ func (b *Builder) KubernetesBinaries(ctx context.Context, v Version) (string, er
 // binaries of v only, and returns the directory holding them: a skew
 // worker needs its release's kubelet and nothing else of it. A cached
 // build of every component serves any subset.
-func (b *Builder) KubernetesComponents(ctx context.Context, v Version, components ...string) (string, error) {
+func (b *Builder) KubernetesComponents(ctx context.Context, v nodeimage.Version, components ...string) (string, error) {
 	for _, c := range components {
 		if !slices.Contains(Components, c) {
 			return "", fmt.Errorf("unknown Kubernetes component %q (known: %s)", c, strings.Join(Components, ", "))
@@ -215,7 +217,7 @@ func StagingModules(goMod string) []string {
 	return out
 }
 
-func (b *Builder) stagingModules(ctx context.Context, work string, v Version) ([]string, error) {
+func (b *Builder) stagingModules(ctx context.Context, work string, v nodeimage.Version) ([]string, error) {
 	out, err := b.output(ctx, work, b.goCmd(), "mod", "download", "-json", "k8s.io/kubernetes@"+v.String())
 	if err != nil {
 		return nil, fmt.Errorf("download k8s.io/kubernetes@%s from the Go module proxy: %w", v, err)
@@ -238,7 +240,7 @@ func (b *Builder) stagingModules(ctx context.Context, work string, v Version) ([
 	return mods, nil
 }
 
-func throwawayGoMod(v Version, staging []string) string {
+func throwawayGoMod(v nodeimage.Version, staging []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "module ectest.local/kubernetes-build\n\ngo 1.24\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n", v)
 	for _, m := range staging {
@@ -250,7 +252,7 @@ func throwawayGoMod(v Version, staging []string) string {
 
 // ldflags stamp the version the way the Kubernetes release build does;
 // unstamped binaries report v0.0.0-master and confuse kubeadm.
-func ldflags(v Version) string {
+func ldflags(v nodeimage.Version) string {
 	date := "2026-01-01T00:00:00Z"
 	var parts []string
 	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
