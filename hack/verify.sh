@@ -48,7 +48,9 @@ if [ -n "$bad" ]; then
 fi
 # A spec checks everything, then records its observation once: an
 # assertion after Checker.Record (or a Record... helper) turns a judgement
-# already made into the run's own error.
+# already made into the run's own error. And it records through the
+# builder (capability.Observe): no Outcome set by hand, no Observation
+# literal with one.
 $go run ./cmd/ectest-recordlast suites
 for s in suites/*/; do
   bad=$($go list -test -f '{{join .Imports "\n"}}' "./$s" 2>/dev/null | grep '^github.com/ectest/ectest/suites/' | grep -v "suites/$(basename "$s")" || true)

@@ -1,5 +1,6 @@
 // Command recordlast is make verify's check that no suite asserts after
-// recording its observation (see package recordlast).
+// recording its observation, nor sets an observation's outcome by hand
+// (see package recordlast).
 package main
 
 import (

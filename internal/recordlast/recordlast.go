@@ -3,6 +3,12 @@
 // made, so a later Expect that fails turns a real deviation, or a passing
 // spec, into the run's own error ("no verdict"). A spec checks everything,
 // then records once; make verify refuses anything else.
+//
+// It also finds observations judged by hand: an assignment to an
+// Observation's Outcome (obs.Outcome = capability.Deviated) or a
+// capability.Observation literal with an Outcome. A suite records through
+// the builder (capability.Observe(...).Problem/Check(...).Done), which
+// decides works or deviated in one place.
 package recordlast
 
 import (
@@ -19,14 +25,20 @@ import (
 // assertions are the calls that judge after the fact.
 var assertions = map[string]bool{"Expect": true, "Ω": true, "Eventually": true, "Consistently": true, "ExpectWithOffset": true}
 
-// Finding is one assertion after a Record.
+// Finding is one assertion after a Record, or one outcome set by hand
+// (Flip).
 type Finding struct {
 	Pos    token.Position
 	Record token.Position
 	Call   string
+	// Flip, when set, says how an outcome was set by hand.
+	Flip string
 }
 
 func (f Finding) String() string {
+	if f.Flip != "" {
+		return fmt.Sprintf("%s: %s: record through the builder (capability.Observe(...).Problem/Check/Outcome(...).Done), not by setting Outcome by hand", f.Pos, f.Flip)
+	}
 	return fmt.Sprintf("%s: %s after the observation was recorded at line %d: check first, then record once", f.Pos, f.Call, f.Record.Line)
 }
 
@@ -44,6 +56,7 @@ func Check(dirs ...string) ([]Finding, error) {
 				return err
 			}
 			out = append(out, checkFile(fset, file)...)
+			out = append(out, flips(fset, file)...)
 			return nil
 		})
 		if err != nil {
@@ -150,4 +163,55 @@ func name(c *ast.CallExpr) string {
 		return f.Sel.Name
 	}
 	return ""
+}
+
+// flips are the places in file that set an observation's outcome by
+// hand: an assignment to a field named Outcome, or a literal of
+// capability.Observation (Observation, in the package itself) with an
+// Outcome key.
+func flips(fset *token.FileSet, file *ast.File) []Finding {
+	var out []Finding
+	ast.Inspect(file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, lhs := range n.Lhs {
+				if sel, ok := lhs.(*ast.SelectorExpr); ok && sel.Sel.Name == "Outcome" {
+					out = append(out, Finding{Pos: fset.Position(lhs.Pos()), Flip: "assignment to " + exprString(sel)})
+				}
+			}
+		case *ast.CompositeLit:
+			if !isObservationType(n.Type) {
+				return true
+			}
+			for _, e := range n.Elts {
+				if kv, ok := e.(*ast.KeyValueExpr); ok {
+					if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Outcome" {
+						out = append(out, Finding{Pos: fset.Position(kv.Pos()), Flip: "an Observation literal with an Outcome"})
+					}
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func isObservationType(t ast.Expr) bool {
+	switch t := t.(type) {
+	case *ast.SelectorExpr:
+		return t.Sel.Name == "Observation"
+	case *ast.Ident:
+		return t.Name == "Observation"
+	}
+	return false
+}
+
+func exprString(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return exprString(e.X) + "." + e.Sel.Name
+	}
+	return "_"
 }

@@ -240,20 +240,21 @@ func recordHostProcessDecision(f *kube.Framework, what string, err error, want [
 	ok, got := judgeDecision(err, "target", want)
 	AddReportEntry("the API server's answer", got, ReportEntryVisibilityAlways)
 	AddReportEntry("beyond the API server", kubeletBeyondHostProcess)
-	o := capability.Observation{Capability: capability.HostProcessRules, Case: what, Requirements: []string{"WIN-4"}, Outcome: capability.Works,
-		Evidence: fmt.Sprintf("the API server answered: %s\nwant (%s): %s\n%s", got, hostProcessValidation, describeCauses(want), evidence)}
+	b := capability.Observe(capability.HostProcessRules).Case(what).Requirements("WIN-4").
+		Evidence("the API server answered: %s\nwant (%s): %s\n%s", got, hostProcessValidation, describeCauses(want), evidence)
+	works := "rejected with " + hostProcessValidation + "'s field errors"
+	if want == nil {
+		works = "accepted, as " + hostProcessValidation + " decides"
+	}
 	switch {
-	case ok && want == nil:
-		o.Observed = "accepted, as " + hostProcessValidation + " decides"
 	case ok:
-		o.Observed = "rejected with " + hostProcessValidation + "'s field errors"
 	case want == nil:
 		// Refused, or accepted with the ephemeral container changed.
-		o.Outcome, o.Observed = capability.Deviated, "did not accept as asked what "+hostProcessValidation+" accepts: "+firstLine(got)
+		b.Problem("did not accept as asked what %s accepts: %s", hostProcessValidation, firstLine(got))
 	default:
-		o.Outcome, o.Observed = capability.Deviated, "not the decision of "+hostProcessValidation+": "+firstLine(got)
+		b.Problem("not the decision of %s: %s", hostProcessValidation, firstLine(got))
 	}
-	f.Checker.Record(o)
+	f.Checker.Record(b.Done(works))
 }
 
 var _ = Describe("Windows HostProcess pods at the API server", framework.Label(framework.LabelCluster, framework.LabelValidation, framework.LabelWindows, string(capability.HostProcessRules)), func() {

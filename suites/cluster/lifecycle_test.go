@@ -73,11 +73,17 @@ func lifecycleStatus(ctx SpecContext, at placement) {
 	AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
 	Expect(seen).To(ContainElement("running"), "the status never showed the container running")
 	Expect(s.State.Terminated.ExitCode).To(BeEquivalentTo(7))
-	observe(f, capability.Logs, "output before any attach is in the log", func() {
-		logs, err := f.Logs(ctx, pod.Name, "debugger")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(logs).To(ContainSubstring("before-attach-42"))
-	})
+	// Reading the log through the API server is what Logs promises: a
+	// refusal to serve it is the capability's failure.
+	b := capability.Observe(capability.Logs)
+	logs, err := f.Logs(ctx, pod.Name, "debugger")
+	b.Evidence("the ephemeral container's log through the API server: %q (err %v)", logs, err)
+	if err != nil {
+		b.Problem("its log cannot be read through the API server: %v", err)
+	} else {
+		b.Check(strings.Contains(logs, "before-attach-42"), "the output written before any attach (before-attach-42) is not in its log")
+	}
+	f.Checker.Record(b.Done("output before any attach is in the log"))
 }
 
 // lifecyclePullFailure: an image that cannot be pulled leaves the ephemeral
@@ -164,19 +170,20 @@ func lifecycleSideEffects(ctx SpecContext, at placement) {
 	// the pod is checked while it runs and after it exited.
 	running := f.RunEphemeral(ctx, pod.Name, exitingDebugger(f, "debugger", "ps; while [ ! -e /tmp/exit ]; do sleep 0.2; done; exit 3"))
 	Expect(conditionsSummary(running)).To(Equal(before), "pod phase or conditions changed while the ephemeral container runs")
-	var during []string
+	b := capability.Observe(capability.NoSideEffects)
 	if unavailable == "" && len(nodeBefore.Found[targetMarker]) > 0 {
 		was := nodeBefore.Found[targetMarker][0]
 		nodeDuring, why := f.NodeReport(ctx, pod, targetMarker)
 		Expect(why).To(BeEmpty(), "the node observer answered before the ephemeral container, not while it runs")
 		now := nodeDuring.Found[targetMarker]
+		b.Evidence("the target's process, read on the node %s: before %s, while debugged %v", kube.ObserverFrom, was, now)
 		switch {
 		case len(now) == 0:
-			during = append(during, "while debugged, the target's process is gone from the node")
+			b.Problem("while debugged, the target's process is gone from the node")
 		case now[0].PID != was.PID || now[0].StartTime != was.StartTime:
-			during = append(during, fmt.Sprintf("while debugged, the target's process was replaced: %s, before %s", now[0], was))
+			b.Problem("while debugged, the target's process was replaced: %s, before %s", now[0], was)
 		case now[0].Stopped():
-			during = append(during, fmt.Sprintf("while debugged, the target's process is stopped: %s", now[0]))
+			b.Problem("while debugged, the target's process is stopped: %s", now[0])
 		}
 	}
 	_, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "touch", "/tmp/exit")
@@ -187,11 +194,10 @@ func lifecycleSideEffects(ctx SpecContext, at placement) {
 	})
 	Expect(kube.EphemeralStatus(after, "debugger").State.Terminated.ExitCode).To(BeEquivalentTo(3))
 	Expect(conditionsSummary(after)).To(Equal(before), "pod phase or conditions changed after the ephemeral container exited")
-	observe(f, capability.NoSideEffects, "target unchanged before, during and after", func() {
-		Expect(during).To(BeEmpty(), "the target's process, read on the node, was affected while debugged")
-		Expect(targetSummary(running)).To(Equal(beforeTarget), "the target container was affected while the ephemeral container ran")
-		Expect(targetSummary(after)).To(Equal(beforeTarget), "the target container was affected")
-	})
+	b.Evidence("the target container: before %s; while the ephemeral container ran %s; after %s", beforeTarget, targetSummary(running), targetSummary(after))
+	b.Check(targetSummary(running) == beforeTarget, "the target container was affected while the ephemeral container ran: %s, before %s", targetSummary(running), beforeTarget)
+	b.Check(targetSummary(after) == beforeTarget, "the target container was affected: %s, before %s", targetSummary(after), beforeTarget)
+	f.Checker.Record(b.Done("target unchanged before, during and after"))
 }
 
 // lifecyclePullAtDebugTime: the debug image is pulled when the ephemeral
@@ -204,21 +210,24 @@ func lifecyclePullAtDebugTime(ctx SpecContext, at placement) {
 	ec := f.DebugContainer("debugger", "target")
 	ec.Image = ref
 	got := f.RunEphemeral(ctx, pod.Name, ec)
-	observe(f, capability.PullAtDebugTime, "pulled at debug time", func() {
-		s := kube.EphemeralStatus(got, "debugger")
-		digest := ref[strings.Index(ref, "@")+1:]
-		Expect(s.ImageID).To(ContainSubstring(digest), "the ephemeral container does not run the image pushed at debug time")
-		out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", "/ectest-variant")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.TrimSpace(out)).To(Equal(f.Token))
-		events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
-		Expect(err).NotTo(HaveOccurred())
-		pulled := false
-		for _, e := range events.Items {
-			pulled = pulled || (e.Reason == "Pulled" && strings.Contains(e.Message, ref) && !strings.Contains(e.Message, "already present"))
-		}
-		Expect(pulled).To(BeTrue(), "no Pulled event for %s: the kubelet did not pull it", ref)
-	})
+	b := capability.Observe(capability.PullAtDebugTime)
+	s := kube.EphemeralStatus(got, "debugger")
+	digest := ref[strings.Index(ref, "@")+1:]
+	b.Evidence("pushed at debug time: %s; the ephemeral container's imageID: %s", ref, s.ImageID)
+	b.Check(strings.Contains(s.ImageID, digest), "the ephemeral container does not run the image pushed at debug time (its imageID is %s)", s.ImageID)
+	out, stderr, err := run(ctx, f, pod.Name, "debugger", nil, "cat", "/ectest-variant")
+	b.Evidence("cat /ectest-variant: %q %q %v", out, stderr, err)
+	b.Check(err == nil && strings.TrimSpace(out) == f.Token, "the ephemeral container's /ectest-variant holds %q, not the token of the image pushed at debug time", strings.TrimSpace(out))
+	events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
+	if err != nil {
+		f.Checker.Fail("list the pod's events: " + err.Error())
+	}
+	pulled := false
+	for _, e := range events.Items {
+		pulled = pulled || (e.Reason == "Pulled" && strings.Contains(e.Message, ref) && !strings.Contains(e.Message, "already present"))
+	}
+	b.Check(pulled, "no Pulled event for %s: the kubelet did not pull it", ref)
+	f.Checker.Record(b.Done("pulled at debug time"))
 }
 
 func appendOnce(list []string, s string) []string {

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,23 +50,38 @@ func netPod(ctx SpecContext, at placement) {
 	pod = f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
 	// The oracle first: the two containers' processes, read on the node.
 	apart := apartOnNode(ctx, f, pod, oracle.Net, f.DebugMarker("debugger"), f.TargetMarker("target"))
-	observe(f, capability.NetPod, "shared network namespace", func() {
-		Expect(apart).To(BeEmpty(), "the ephemeral container's network namespace is not the target's (from the node)")
-		out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", "http://localhost:8080/info")
-		Expect(err).NotTo(HaveOccurred(), "GET localhost:8080/info from the ephemeral container")
-		var info targetinfo.Info
-		Expect(json.Unmarshal([]byte(out), &info)).To(Succeed(), "the answer on localhost:8080: %q", out)
-		Expect(info.Token).To(Equal(f.Token+"-target"), "localhost:8080 answered for another process")
-		hostname, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "hostname")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.TrimSpace(hostname)).To(Equal(info.Hostname), "the ephemeral container's hostname differs from the target's")
-		Expect(strings.TrimSpace(hostname)).To(Equal(pod.Name), "the pod's hostname is its name")
-		addrs, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "ip", "-o", "addr", "show")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(pod.Status.PodIP).NotTo(BeEmpty(), "the pod has no IP in its status")
-		Expect(addrs).To(ContainSubstring(" "+pod.Status.PodIP+"/"), "the pod IP is not on the ephemeral container's interfaces")
-		Expect(info.Addresses).To(ContainElement(HavePrefix(pod.Status.PodIP+"/")), "the pod IP is not on the target's interfaces")
-	})
+	b := capability.Observe(capability.NetPod)
+	if apart != "" {
+		b.Problem("the ephemeral container's network namespace is not the target's (from the node)").Evidence("%s", apart)
+	}
+	out, stderr, err := run(ctx, f, pod.Name, "debugger", nil, "wget", "-qO-", "http://localhost:8080/info")
+	b.Evidence("GET localhost:8080/info from the ephemeral container: %q %q %v", out, stderr, err)
+	var info targetinfo.Info
+	answered := false
+	switch {
+	case err != nil:
+		b.Problem("the target's port 8080 is not reachable on localhost from the ephemeral container: %v", err)
+	case json.Unmarshal([]byte(out), &info) != nil:
+		b.Problem("localhost:8080 answered %q, not the target's /info", out)
+	default:
+		answered = true
+		b.Check(info.Token == f.Token+"-target", "localhost:8080 answered for another process (token %q)", info.Token)
+	}
+	hostname, _, err := run(ctx, f, pod.Name, "debugger", nil, "hostname")
+	hostname = strings.TrimSpace(hostname)
+	addrs, _, aerr := run(ctx, f, pod.Name, "debugger", nil, "ip", "-o", "addr", "show")
+	b.Evidence("hostname: %q %v\nip -o addr show: %v\n%s", hostname, err, aerr, addrs)
+	if answered {
+		b.Check(hostname == info.Hostname, "the ephemeral container's hostname %q differs from the target's %q", hostname, info.Hostname)
+	}
+	b.Check(hostname == pod.Name, "the ephemeral container's hostname %q is not the pod's name (hostname exit: %v)", hostname, err)
+	b.Check(pod.Status.PodIP != "", "the pod has no IP in its status")
+	b.Check(aerr == nil && strings.Contains(addrs, " "+pod.Status.PodIP+"/"), "the pod IP %s is not on the ephemeral container's interfaces", pod.Status.PodIP)
+	if answered && pod.Status.PodIP != "" {
+		b.Check(slices.ContainsFunc(info.Addresses, func(a string) bool { return strings.HasPrefix(a, pod.Status.PodIP+"/") }),
+			"the pod IP %s is not on the target's interfaces %v", pod.Status.PodIP, info.Addresses)
+	}
+	f.Checker.Record(b.Done("shared network namespace"))
 }
 
 // ipcPod: the ephemeral container is in the pod's IPC namespace, and a
@@ -99,31 +115,38 @@ func ipcPod(ctx SpecContext, at placement) {
 		}}},
 	})
 	find := func(podName, container string) (helper.Result, string) {
-		out, stderr, err := f.Exec(ctx, podName, container, nil, false, helper.Path, helper.ModeShmFind, strconv.Itoa(key))
+		GinkgoHelper()
+		out, stderr, err := run(ctx, f, podName, container, nil, helper.Path, helper.ModeShmFind, strconv.Itoa(key))
 		// The helper exits 1 when the kernel refuses (ENOENT): its answer
-		// is on stdout either way.
+		// is on stdout either way. An answer it cannot give is the
+		// suite's own tool failing.
 		r, perr := helper.ParseResult(out)
-		Expect(perr).NotTo(HaveOccurred(), "%s in %s/%s: %v\n%s%s", helper.ModeShmFind, podName, container, err, out, stderr)
+		if perr != nil {
+			f.Checker.Fail(fmt.Sprintf("%s in %s/%s: %v (%v)\n%s%s", helper.ModeShmFind, podName, container, perr, err, out, stderr))
+		}
 		return r, strings.TrimSpace(out)
 	}
 	apart := apartOnNode(ctx, f, pod, oracle.IPC, f.DebugMarker("debugger"), f.TargetMarker("target"))
 	cat := func(podName, container string) (string, error) {
-		out, _, err := f.Exec(ctx, podName, container, nil, false, "cat", "/dev/shm/"+posix)
+		GinkgoHelper()
+		out, _, err := run(ctx, f, podName, container, nil, "cat", "/dev/shm/"+posix)
 		return out, err
 	}
-	observe(f, capability.IPCPod, "shared IPC namespace: the target's SysV segment and POSIX shared memory found, neither from another pod", func() {
-		Expect(apart).To(BeEmpty(), "the ephemeral container's IPC namespace is not the target's (from the node)")
-		inside, insideOut := find(pod.Name, "debugger")
-		outside, outsideOut := find(outsider.Name, "outsider")
-		insidePosix, err := cat(pod.Name, "debugger")
-		Expect(err == nil && insidePosix == f.Token+"-target").To(BeTrue(), "the ephemeral container does not find the target's POSIX shared memory /dev/shm/%s: %q %v", posix, insidePosix, err)
-		_, err = cat(outsider.Name, "outsider")
-		Expect(err).To(HaveOccurred(), "a container of another pod finds /dev/shm/%s: pods share one /dev/shm", posix)
-		Expect(inside.OK() && inside.Content == f.Token+"-target").To(BeTrue(),
-			"the ephemeral container does not find the target's SysV segment (key %d): %s", key, insideOut)
-		Expect(outside.Result).To(Equal("ENOENT"),
-			"a container of another pod finds the segment (key %d): pods share one IPC namespace: %s", key, outsideOut)
-	})
+	b := capability.Observe(capability.IPCPod)
+	if apart != "" {
+		b.Problem("the ephemeral container's IPC namespace is not the target's (from the node)").Evidence("%s", apart)
+	}
+	inside, insideOut := find(pod.Name, "debugger")
+	outside, outsideOut := find(outsider.Name, "outsider")
+	insidePosix, insideErr := cat(pod.Name, "debugger")
+	outsidePosix, outsideErr := cat(outsider.Name, "outsider")
+	b.Evidence("the target made SysV shm key %d and /dev/shm/%s, both holding %q\nin the ephemeral container: %s; /dev/shm/%s: %q %v\nin a container of another pod: %s; /dev/shm/%s: %q %v",
+		key, posix, f.Token+"-target", insideOut, posix, insidePosix, insideErr, outsideOut, posix, outsidePosix, outsideErr)
+	b.Check(insideErr == nil && insidePosix == f.Token+"-target", "the ephemeral container does not find the target's POSIX shared memory /dev/shm/%s: %q %v", posix, insidePosix, insideErr)
+	b.Check(outsideErr != nil, "a container of another pod finds /dev/shm/%s: pods share one /dev/shm", posix)
+	b.Check(inside.OK() && inside.Content == f.Token+"-target", "the ephemeral container does not find the target's SysV segment (key %d): %s", key, insideOut)
+	b.Check(outside.Result == "ENOENT", "a container of another pod finds the segment (key %d): pods share one IPC namespace: %s", key, outsideOut)
+	f.Checker.Record(b.Done("shared IPC namespace: the target's SysV segment and POSIX shared memory found, neither from another pod"))
 }
 
 // apartOnNode says, with the evidence, that the processes carrying markers
@@ -148,14 +171,21 @@ func procRootFS(ctx SpecContext, at placement) {
 	f := at.framework(ctx, capability.ProcRootFS)
 	pod := f.RunPod(ctx, targetPod(f))
 	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
-	observe(f, capability.ProcRootFS, "target's marker file read", func() {
-		procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
-		Expect(err).NotTo(HaveOccurred())
-		pid := kube.PIDOf(procs, f.TargetMarker("target"))
-		Expect(pid).NotTo(BeZero(), "the target's process is not visible:\n%s", raw)
-		path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
-		marker, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", path)
-		Expect(err).NotTo(HaveOccurred(), "cat %s: %s", path, stderr)
-		Expect(strings.TrimSpace(marker)).To(Equal(f.Token+"-target"), "%s", path)
-	})
+	b := capability.Observe(capability.ProcRootFS)
+	procs, raw := processes(ctx, f, pod.Name, "debugger")
+	pid := kube.PIDOf(procs, f.TargetMarker("target"))
+	if pid == 0 {
+		f.Checker.Record(b.Problem("the target's process is not visible").Evidence("ps in the ephemeral container:\n%s", raw).Done(""))
+		return
+	}
+	path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
+	marker, stderr, err := run(ctx, f, pod.Name, "debugger", nil, "cat", path)
+	b.Evidence("the target is PID %d in the ephemeral container; cat %s: %q %q %v", pid, path, marker, stderr, err)
+	switch {
+	case err != nil:
+		b.Problem("cannot read %s: %s", path, strings.TrimSpace(stderr))
+	default:
+		b.Check(strings.TrimSpace(marker) == f.Token+"-target", "read %q from %s, want %q", strings.TrimSpace(marker), path, f.Token+"-target")
+	}
+	f.Checker.Record(b.Done("target's marker file read"))
 }

@@ -29,28 +29,26 @@ var _ = Describe("Debugging another user's process through the kubelet", framewo
 			root := int64(0)
 			ec.SecurityContext = &corev1.SecurityContext{RunAsUser: &root, Capabilities: &corev1.Capabilities{Add: caps}}
 			f.RunEphemeral(ctx, pod.Name, ec)
-			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
-			Expect(err).NotTo(HaveOccurred())
+			b := capability.Observe(capability.PtraceRules).Case(fmt.Sprintf("capabilities %v", caps))
+			procs, raw := processes(ctx, f, pod.Name, "debugger")
 			pid := kube.PIDOf(procs, f.TargetMarker("target"))
 			if pid == 0 {
 				// The spec reaches the target through targetContainerName:
 				// a node that does not honour it blocks this capability
 				// (pid-target's specs judge that), it does not judge it.
-				f.Checker.Record(capability.Observation{Capability: capability.PtraceRules, Case: fmt.Sprintf("capabilities %v", caps), Outcome: capability.Blocked,
-					Observed: string(capability.DependsOn(capability.PtraceRules)) + " did not work: the target's process is not visible to the ephemeral container targeting it", Evidence: raw})
+				dep := capability.DependsOn(capability.PtraceRules)
+				f.Checker.Record(b.BlockedBy(dep, string(dep)+" did not work: the target's process is not visible to the ephemeral container targeting it").Evidence("%s", raw).Done(""))
 				return
 			}
-			environ, _, envErr := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", fmt.Sprintf("/proc/%d/environ", pid))
-			marker, _, rootErr := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
+			// A denied read is cat's exit status: run fails the spec only
+			// when exec itself did not work.
+			environ, _, envErr := run(ctx, f, pod.Name, "debugger", nil, "cat", fmt.Sprintf("/proc/%d/environ", pid))
+			marker, _, rootErr := run(ctx, f, pod.Name, "debugger", nil, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
 			gotEnviron := envErr == nil && strings.Contains(environ, "ECTEST_SECRET="+f.Token)
 			gotRoot := rootErr == nil && strings.TrimSpace(marker) == f.Token+"-target"
-			o := capability.Observation{Capability: capability.PtraceRules, Case: fmt.Sprintf("capabilities %v", caps), Outcome: capability.Works,
-				Observed: map[bool]string{true: "readable", false: "denied"}[readable],
-				Evidence: fmt.Sprintf("environ: %v %v\nroot: %v %v", gotEnviron, envErr, gotRoot, rootErr)}
-			if gotEnviron != readable || gotRoot != readable {
-				o.Outcome, o.Observed = capability.Deviated, fmt.Sprintf("environ readable=%v, root readable=%v; want %v", gotEnviron, gotRoot, readable)
-			}
-			f.Checker.Record(o)
+			b.Evidence("environ: %v %v\nroot: %v %v", gotEnviron, envErr, gotRoot, rootErr)
+			b.Check(gotEnviron == readable && gotRoot == readable, "environ readable=%v, root readable=%v; want %v", gotEnviron, gotRoot, readable)
+			f.Checker.Record(b.Done(map[bool]string{true: "readable", false: "denied"}[readable]))
 		},
 		Entry("without SYS_PTRACE: denied", nil, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("with SYS_PTRACE: readable", []corev1.Capability{"SYS_PTRACE"}, true, SpecTimeout(framework.DefaultTimeouts.Spec)),

@@ -1,6 +1,8 @@
 package cluster_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilexec "k8s.io/client-go/util/exec"
 )
 
 var _ = Describe("User stories on a cluster", framework.Label(framework.LabelCluster, framework.LabelStory), func() {
@@ -32,20 +36,34 @@ var _ = Describe("User stories on a cluster", framework.Label(framework.LabelClu
 		_, _, err = f.Exec(ctx, pod.Name, "target", nil, false, "sh", "-c", "true")
 		Expect(err).To(HaveOccurred(), "the target image must have no shell")
 		f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", "target"))
-		observe(f, capability.StoryOps, "every step worked", func() {
-			procs, raw, err := f.Processes(ctx, pod.Name, "debugger")
-			Expect(err).NotTo(HaveOccurred())
-			pid := kube.PIDOf(procs, f.TargetMarker("target"))
-			Expect(pid).NotTo(BeZero(), "the target's process is not visible:\n%s", raw)
-			marker, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
-			Expect(err).NotTo(HaveOccurred())
-			Expect(strings.TrimSpace(marker)).To(Equal(f.Token + "-target"))
-			svc := fmt.Sprintf("http://backend.%s.svc.cluster.local/info", f.Namespace)
-			Eventually(ctx, func() (string, error) {
-				out, _, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", svc)
-				return out, err
-			}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*5).Should(ContainSubstring(`"token":"`+f.Token+`-backend"`), "request from the pod's network to %s", svc)
+		b := capability.Observe(capability.StoryOps)
+		// Run tools the target lacks and find its process.
+		procs, raw := processes(ctx, f, pod.Name, "debugger")
+		b.Evidence("ps in the ephemeral container:\n%s", raw)
+		if pid := kube.PIDOf(procs, f.TargetMarker("target")); pid == 0 {
+			b.Problem("failed: the target's process is not visible")
+		} else {
+			// Inspect its filesystem.
+			marker, stderr, err := run(ctx, f, pod.Name, "debugger", nil, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
+			b.Evidence("cat /proc/%d/root/ectest/marker: %q %q %v", pid, marker, stderr, err)
+			b.Check(err == nil && strings.TrimSpace(marker) == f.Token+"-target", "failed: cat reads the file the target wrote")
+		}
+		// A request from the pod's network to a service (its endpoints
+		// and the cluster's DNS may take a moment).
+		svc := fmt.Sprintf("http://backend.%s.svc.cluster.local/info", f.Namespace)
+		want := `"token":"` + f.Token + `-backend"`
+		var out string
+		_ = wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll*5, f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
+			out, _, err = f.Exec(ctx, pod.Name, "debugger", nil, false, "wget", "-qO-", svc)
+			return err == nil && strings.Contains(out, want), nil
 		})
+		var ee utilexec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			f.Checker.Fail(fmt.Sprintf("exec wget %s in %s/debugger: %v", svc, pod.Name, err))
+		}
+		b.Evidence("wget %s: %q %v", svc, out, err)
+		b.Check(err == nil && strings.Contains(out, want), "failed: a request from the pod's network to %s reaches the backend within %s", svc, f.Timeouts.ContainerReady)
+		f.Checker.Record(b.Done("every step worked"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("the same non-interactive audit runs across many pods and its results are read from logs [STORY-AUTO]", func(ctx SpecContext) {

@@ -9,7 +9,6 @@ import (
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 const (
@@ -30,16 +29,27 @@ func streamExec(ctx SpecContext, at placement) {
 	// Where the session runs, read on the node: it must be where the
 	// ephemeral container's own process is.
 	placement, unavailable, perr := f.ObserveExec(ctx, pod, "debugger", f.DebugMarker("debugger"))
-	observe(f, capability.Exec, "exec through the API server works, where the container's own process is", func() {
-		out, stderr, err := f.Exec(ctx, pod.Name, "debugger", strings.NewReader("hello-"+f.Token), false, "cat")
-		Expect(err).NotTo(HaveOccurred(), stderr)
-		Expect(out).To(Equal("hello-" + f.Token))
-		Expect(perr).NotTo(HaveOccurred(), "an exec session could not be observed on the node")
-		Expect(placement.Differences).To(BeEmpty(), "the exec session does not run where the container's own process does:\n%s", placement.Evidence)
-		if unavailable != "" {
-			AddReportEntry("exec placement not judged", unavailable)
-		}
-	})
+	// Exec is what this spec observes: its failure is the capability's.
+	b := capability.Observe(capability.Exec)
+	in := "hello-" + f.Token
+	out, stderr, err := f.Exec(ctx, pod.Name, "debugger", strings.NewReader(in), false, "cat")
+	b.Evidence("exec cat, stdin %q: stdout %q, stderr %q, err %v", in, out, stderr, err)
+	if err != nil {
+		b.Problem("exec through the API server failed: %v", err)
+	} else {
+		b.Check(out == in, "exec cat did not echo its stdin %q back: %q", in, out)
+	}
+	switch {
+	case perr != nil:
+		b.Problem("an exec session could not be observed on the node: %v", perr)
+	case unavailable != "":
+		AddReportEntry("exec placement not judged", unavailable)
+		b.Evidence("exec placement not judged: %s", unavailable)
+	default:
+		b.Evidence("%s", placement.Evidence)
+		b.Check(len(placement.Differences) == 0, "the exec session does not run where the container's own process does: %s", strings.Join(placement.Differences, "; "))
+	}
+	f.Checker.Record(b.Done("exec through the API server works, where the container's own process is"))
 }
 
 // streamAttach: attach to the ephemeral container's shell with stdin and a
@@ -65,9 +75,13 @@ func streamAttach(ctx SpecContext, at placement) {
 		}
 		_ = w.Close()
 	}()
-	observe(f, capability.Attach, "interactive shell answered through the API server", func() {
-		err := f.AttachTo(ctx, pod.Name, "debugger", r, true, out, nil)
-		Expect(err).NotTo(HaveOccurred(), "attach; the shell wrote:\n%s", out.String())
-		Expect(out.String()).To(ContainSubstring("attach-42-" + f.Token))
-	})
+	// Attach is what this spec observes: its failure is the capability's.
+	b := capability.Observe(capability.Attach)
+	err := f.AttachTo(ctx, pod.Name, "debugger", r, true, out, nil)
+	b.Evidence("attach with a TTY: err %v; the shell wrote:\n%s", err, out.String())
+	if err != nil {
+		b.Problem("attach through the API server failed: %v", err)
+	}
+	b.Check(strings.Contains(out.String(), "attach-42-"+f.Token), "the shell's answer (attach-42-%s) is missing", f.Token)
+	f.Checker.Record(b.Done("interactive shell answered through the API server"))
 }

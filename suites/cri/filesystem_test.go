@@ -34,11 +34,10 @@ var _ = Describe("The target's filesystem", framework.Label(framework.LabelCRI, 
 					f.Checker.Fail(err.Error())
 				}
 			}
-			obs := capability.Observation{Capability: capability.ProcRootFS, Case: fmt.Sprintf("debug %s, target %s", debugPID, targetPID)}
+			b := capability.Observe(capability.ProcRootFS).Case(fmt.Sprintf("debug %s, target %s", debugPID, targetPID))
 			pid, ok := view.PIDOf(target.Marker)
 			if !ok {
-				obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "target process not visible", view.Evidence()
-				f.Checker.Record(obs)
+				f.Checker.Record(b.Problem("target process not visible").Evidence("%s", view.Evidence()).Done(""))
 				return
 			}
 			path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
@@ -47,16 +46,13 @@ var _ = Describe("The target's filesystem", framework.Label(framework.LabelCRI, 
 				f.Checker.Fail(err.Error())
 			}
 			want := f.TargetToken("target")
-			obs.Evidence = fmt.Sprintf("target is PID %d in the debug container\n%s", pid, r)
-			switch {
-			case r.ExitCode == 0 && strings.TrimSpace(r.Stdout) == want:
-				obs.Outcome, obs.Observed = capability.Works, "target's marker file read"
-			case r.ExitCode == 0:
-				obs.Outcome, obs.Observed = capability.Deviated, fmt.Sprintf("read %q, want %q", strings.TrimSpace(r.Stdout), want)
-			default:
-				obs.Outcome, obs.Observed = capability.Deviated, "cannot read: "+strings.TrimSpace(r.Stderr)
+			b.Evidence("target is PID %d in the debug container\n%s", pid, r)
+			if r.ExitCode == 0 {
+				b.Check(strings.TrimSpace(r.Stdout) == want, "read %q, want %q", strings.TrimSpace(r.Stdout), want)
+			} else {
+				b.Problem("cannot read: %s", strings.TrimSpace(r.Stderr))
 			}
-			f.Checker.Record(obs)
+			f.Checker.Record(b.Done("target's marker file read"))
 		},
 		Entry("TARGET into an isolated container", cri.SandboxOptions{}, runtimeapi.NamespaceMode_CONTAINER, runtimeapi.NamespaceMode_TARGET, SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("POD mode, the pod's shared namespace", cri.SandboxOptions{SharePID: true}, runtimeapi.NamespaceMode_POD, runtimeapi.NamespaceMode_POD, SpecTimeout(framework.DefaultTimeouts.Spec)),

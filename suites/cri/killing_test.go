@@ -26,13 +26,13 @@ var _ = Describe("Killing debug containers", framework.Label(framework.LabelCRI,
 			if s == nil {
 				return
 			}
-			var problems []string
+			b := capability.Observe(capability.PIDTarget).Case("StopContainer of a TARGET debug container")
 			if err := f.StopContainer(ctx, s.dbg); err != nil {
-				problems = append(problems, "StopContainer of the debug container failed: "+cri.StatusText(err))
+				b.Problem("StopContainer of the debug container failed: %s", cri.StatusText(err))
 			}
 			st, err := f.WaitForState(ctx, s.dbg, runtimeapi.ContainerState_CONTAINER_EXITED, f.Timeouts.ContainerExit)
 			if err != nil {
-				problems = append(problems, "the debug container is not reported exited: "+err.Error())
+				b.Problem("the debug container is not reported exited: %s", err.Error())
 			} else {
 				s.evidence = append(s.evidence, fmt.Sprintf("after StopContainer: debug container EXITED, exit code %d, reason %q", st.ExitCode, st.Reason))
 			}
@@ -42,19 +42,15 @@ var _ = Describe("Killing debug containers", framework.Label(framework.LabelCRI,
 			// a distroless target's business, not the runtime's.
 			procs, ps, err := f.Processes(ctx, s.observer)
 			if err != nil {
-				problems = append(problems, fmt.Sprintf("after StopContainer the observer in the target's namespace cannot list processes: %v", err))
+				b.Problem("after StopContainer the observer in the target's namespace cannot list processes: %v", err)
 			} else {
 				s.evidence = append(s.evidence, "after StopContainer: ps in the observer:\n"+ps)
 				if left := withMarker(procs, s.dbg.Marker); len(left) > 0 {
-					problems = append(problems, "the debug container's processes are still in the target's namespace after StopContainer: "+strings.Join(left, "; "))
+					b.Problem("%s", "the debug container's processes are still in the target's namespace after StopContainer: "+strings.Join(left, "; "))
 				}
 			}
-			obs := capability.Observation{Capability: capability.PIDTarget, Case: "StopContainer of a TARGET debug container", Outcome: capability.Works,
-				Observed: "stopped as a whole: exited, none of its processes left in the target's namespace", Evidence: strings.Join(s.evidence, "\n")}
-			if len(problems) > 0 {
-				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
-			}
-			f.Checker.Record(obs)
+			b.Evidence("%s", strings.Join(s.evidence, "\n"))
+			f.Checker.Record(b.Done("stopped as a whole: exited, none of its processes left in the target's namespace"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("stopping and removing a TARGET debug container leaves the target PID 1 of its namespace, running and unrestarted [LIFE-5] [CRI-2]",
@@ -64,46 +60,42 @@ var _ = Describe("Killing debug containers", framework.Label(framework.LabelCRI,
 			if s == nil {
 				return
 			}
-			var problems []string
+			b := capability.Observe(capability.NoSideEffects).Case("a TARGET debug container stopped and removed")
 			check := func(when string) {
 				after, err := f.Status(ctx, s.target)
 				if err != nil {
-					problems = append(problems, fmt.Sprintf("%s: ContainerStatus of the target: %s", when, cri.StatusText(err)))
+					b.Problem("%s: ContainerStatus of the target: %s", when, cri.StatusText(err))
 					return
 				}
 				s.evidence = append(s.evidence, fmt.Sprintf("%s: target state=%s started_at=%d attempt=%d (before: %s %d %d)", when,
 					after.State, after.StartedAt, after.Metadata.GetAttempt(), s.before.State, s.before.StartedAt, s.before.Metadata.GetAttempt()))
 				if after.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-					problems = append(problems, fmt.Sprintf("%s: the target is %s", when, after.State))
+					b.Problem("%s: the target is %s", when, after.State)
 					return // its namespace, and the observer in it, ended with it
 				}
 				if after.StartedAt != s.before.StartedAt || after.Metadata.GetAttempt() != s.before.Metadata.GetAttempt() {
-					problems = append(problems, when+": the target was restarted")
+					b.Problem("%s", when+": the target was restarted")
 				}
 				procs, ps, err := f.Processes(ctx, s.observer)
 				if err != nil {
-					problems = append(problems, fmt.Sprintf("%s: the observer in the target's namespace cannot list processes: %v", when, err))
+					b.Problem("%s: the observer in the target's namespace cannot list processes: %v", when, err)
 					return
 				}
 				s.evidence = append(s.evidence, when+": ps in the observer:\n"+ps)
 				if pid1 := pid1Of(procs); !strings.Contains(pid1, s.target.Marker) {
-					problems = append(problems, fmt.Sprintf("%s: PID 1 of the target's namespace is %q, not the target", when, pid1))
+					b.Problem("%s: PID 1 of the target's namespace is %q, not the target", when, pid1)
 				}
 			}
 			if err := f.StopContainer(ctx, s.dbg); err != nil {
-				problems = append(problems, "StopContainer of the debug container failed: "+cri.StatusText(err))
+				b.Problem("StopContainer of the debug container failed: %s", cri.StatusText(err))
 			}
 			check("after StopContainer of the debug container")
 			if err := f.RemoveContainer(ctx, s.dbg); err != nil {
-				problems = append(problems, "RemoveContainer of the stopped debug container failed: "+cri.StatusText(err))
+				b.Problem("RemoveContainer of the stopped debug container failed: %s", cri.StatusText(err))
 			}
 			check("after RemoveContainer of the debug container")
-			obs := capability.Observation{Capability: capability.NoSideEffects, Case: "a TARGET debug container stopped and removed", Outcome: capability.Works,
-				Observed: "the target stays PID 1, running, not restarted", Evidence: strings.Join(s.evidence, "\n")}
-			if len(problems) > 0 {
-				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
-			}
-			f.Checker.Record(obs)
+			b.Evidence("%s", strings.Join(s.evidence, "\n"))
+			f.Checker.Record(b.Done("the target stays PID 1, running, not restarted"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("the target's death ends a TARGET debug container in its namespace, and the runtime reports the debug container exited [CRI-2] [LIFE-4]",
@@ -112,24 +104,21 @@ var _ = Describe("Killing debug containers", framework.Label(framework.LabelCRI,
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
-			obs := capability.Observation{Capability: capability.PIDTarget, Case: "the target ends"}
+			b := capability.Observe(capability.PIDTarget).Case("the target ends")
 			view := f.MustObservePIDs(ctx, dbg, target)
 			if view.View != cri.ViewTarget {
-				obs.Outcome, obs.Observed = capability.Deviated, "the debug container is not in the target's PID namespace: it is in the "+string(view.View)
-				obs.Evidence = view.Evidence()
-				f.Checker.Record(obs)
+				f.Checker.Record(b.Problem("the debug container is not in the target's PID namespace: it is in the %s", view.View).Evidence("%s", view.Evidence()).Done(""))
 				return
 			}
 			Expect(f.StopContainer(ctx, target)).To(Succeed())
 			st, err := f.WaitForState(ctx, dbg, runtimeapi.ContainerState_CONTAINER_EXITED, f.Timeouts.ContainerExit)
-			obs.Evidence = "before: " + view.Evidence()
+			b.Evidence("before: %s", view.Evidence())
 			if err != nil {
-				obs.Outcome, obs.Observed = capability.Deviated, "the target's namespace ended, but the debug container is not reported exited: "+err.Error()
+				b.Problem("the target's namespace ended, but the debug container is not reported exited: %v", err)
 			} else {
-				obs.Outcome, obs.Observed = capability.Works, "ended with its target, reported exited"
-				obs.Evidence += fmt.Sprintf("\nafter StopContainer of the target: debug container EXITED, exit code %d, reason %q, finished_at %d", st.ExitCode, st.Reason, st.FinishedAt)
+				b.Evidence("after StopContainer of the target: debug container EXITED, exit code %d, reason %q, finished_at %d", st.ExitCode, st.Reason, st.FinishedAt)
 			}
-			f.Checker.Record(obs)
+			f.Checker.Record(b.Done("ended with its target, reported exited"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("StopPodSandbox with a live TARGET debug container stops every container of the sandbox, and removing the sandbox leaves no container and no process behind [CRI-2] [LIFE-4]",
@@ -139,28 +128,27 @@ var _ = Describe("Killing debug containers", framework.Label(framework.LabelCRI,
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 			f.MustExec(ctx, dbg, "true")
-			obs := capability.Observation{Capability: capability.PIDTarget, Case: "StopPodSandbox with a live TARGET debug container"}
-			var problems, evidence []string
+			b := capability.Observe(capability.PIDTarget).Case("StopPodSandbox with a live TARGET debug container")
+			var evidence []string
 			// Processes on this machine carrying the spec's token: the
 			// target's and the debug container's argv both do.
 			hostProcs, local := cri.HostProcessesWith(env.RuntimeEndpoint, f.Token)
 			evidence = append(evidence, fmt.Sprintf("before: processes on this machine with the spec's token: %q (a runtime on this machine: %v)", hostProcs, local))
 
 			if err := f.StopSandbox(ctx, sb); err != nil {
-				obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "StopPodSandbox failed with a live debug container: "+cri.StatusText(err), strings.Join(evidence, "\n")
-				f.Checker.Record(obs)
+				f.Checker.Record(b.Problem("StopPodSandbox failed with a live debug container: %s", cri.StatusText(err)).Evidence("%s", strings.Join(evidence, "\n")).Done(""))
 				return
 			}
 			for _, c := range []*cri.Container{target, dbg} {
 				st, err := f.WaitForState(ctx, c, runtimeapi.ContainerState_CONTAINER_EXITED, f.Timeouts.ContainerExit)
 				if err != nil {
-					problems = append(problems, "after StopPodSandbox: "+err.Error())
+					b.Problem("after StopPodSandbox: %s", err.Error())
 				} else {
 					evidence = append(evidence, fmt.Sprintf("after StopPodSandbox: %s EXITED, exit code %d", c.Name, st.ExitCode))
 				}
 			}
 			if state, err := f.SandboxState(ctx, sb); err != nil || state != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
-				problems = append(problems, fmt.Sprintf("after StopPodSandbox the sandbox is %s (%s), not NOTREADY", state, cri.StatusText(err)))
+				b.Problem("after StopPodSandbox the sandbox is %s (%s), not NOTREADY", state, cri.StatusText(err))
 			}
 			if local {
 				var left []string
@@ -168,23 +156,20 @@ var _ = Describe("Killing debug containers", framework.Label(framework.LabelCRI,
 					left, _ = cri.HostProcessesWith(env.RuntimeEndpoint, f.Token)
 					return len(left) == 0, nil
 				}); err != nil {
-					problems = append(problems, fmt.Sprintf("processes of the sandbox still run on this machine %s after StopPodSandbox: %q", f.Timeouts.ContainerExit, left))
+					b.Problem("processes of the sandbox still run on this machine %s after StopPodSandbox: %q", f.Timeouts.ContainerExit, left)
 				}
 			}
 			if err := f.RemoveSandbox(ctx, sb); err != nil {
-				problems = append(problems, "RemovePodSandbox after StopPodSandbox failed: "+cri.StatusText(err))
+				b.Problem("RemovePodSandbox after StopPodSandbox failed: %s", cri.StatusText(err))
 			} else if left, err := f.ContainersOf(ctx, sb); err != nil || len(left) > 0 {
 				var ids []string
 				for _, c := range left {
 					ids = append(ids, fmt.Sprintf("%s (%s, %s)", c.Id, c.Metadata.GetName(), c.State))
 				}
-				problems = append(problems, fmt.Sprintf("after RemovePodSandbox the runtime still lists containers of it: %v (%s)", ids, cri.StatusText(err)))
+				b.Problem("after RemovePodSandbox the runtime still lists containers of it: %v (%s)", ids, cri.StatusText(err))
 			}
-			obs.Outcome, obs.Observed, obs.Evidence = capability.Works, "everything stopped, nothing left", strings.Join(evidence, "\n")
-			if len(problems) > 0 {
-				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
-			}
-			f.Checker.Record(obs)
+			b.Evidence("%s", strings.Join(evidence, "\n"))
+			f.Checker.Record(b.Done("everything stopped, nothing left"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
 
@@ -255,10 +240,10 @@ func startStopScenario(ctx SpecContext, f *cri.Framework) *stopScenario {
 	dbgView := f.MustObservePIDs(ctx, s.dbg, s.target)
 	observerView := f.MustObservePIDs(ctx, s.observer, s.target)
 	if failure != nil || dbgView.View != cri.ViewTarget || observerView.View != cri.ViewTarget {
-		f.Checker.Record(capability.Observation{Capability: capability.PIDTarget, Case: "TARGET debug containers to stop", Outcome: capability.Deviated,
-			Observed: fmt.Sprintf("two containers targeting one target are not both in its PID namespace: the debug container is in the %s, the observer in the %s, and the observer sees %d of the debug container's 2 processes",
-				dbgView.View, observerView.View, len(withMarker(procs, s.dbg.Marker))),
-			Evidence: s.evidence[0] + "\ndebug: " + dbgView.Evidence() + "\nobserver: " + observerView.Evidence()})
+		f.Checker.Record(capability.Observe(capability.PIDTarget).Case("TARGET debug containers to stop").
+			Problem("two containers targeting one target are not both in its PID namespace: the debug container is in the %s, the observer in the %s, and the observer sees %d of the debug container's 2 processes",
+				dbgView.View, observerView.View, len(withMarker(procs, s.dbg.Marker))).
+			Evidence("%s\ndebug: %s\nobserver: %s", s.evidence[0], dbgView.Evidence(), observerView.Evidence()).Done(""))
 		return nil
 	}
 	return s

@@ -38,26 +38,26 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			// While the debug container lives, not only before and after: a
 			// target stopped while it is debugged, and resumed after, looks
 			// untouched from either end.
-			var during []string
+			b := capability.Observe(capability.NoSideEffects)
 			var duringEvidence string
 			if len(ownBefore) > 0 {
 				now, err := f.Own(target)
 				Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
 				switch {
 				case len(now) == 0:
-					during = append(during, "while debugged: the target's process is gone")
+					b.Problem("while debugged: the target's process is gone")
 				case !f.Outside().Proc.Alive(ownBefore[0]):
-					during = append(during, fmt.Sprintf("while debugged: the target's process was replaced (PID %d started at %d, now %s)", ownBefore[0].PID, ownBefore[0].StartTime, now[0]))
+					b.Problem("while debugged: the target's process was replaced (PID %d started at %d, now %s)", ownBefore[0].PID, ownBefore[0].StartTime, now[0])
 				case now[0].Stopped():
-					during = append(during, fmt.Sprintf("while debugged: the target's process is stopped (state %q, from the node's /proc)", now[0].State))
+					b.Problem("while debugged: the target's process is stopped (state %q, from the node's /proc)", now[0].State)
 				}
 				if len(now) > 0 {
 					duringEvidence = "while debugged, from the node's /proc: " + now[0].String()
 				}
 			}
-			if len(during) == 0 {
+			if len(b.Problems()) == 0 {
 				if info, err := f.TryTargetInfoFrom(ctx, observer, cri.TargetPort); err != nil {
-					during = append(during, "while debugged: the target does not answer: "+err.Error())
+					b.Problem("while debugged: the target does not answer: %s", err.Error())
 				} else {
 					duringEvidence += fmt.Sprintf("\nwhile debugged, the target answers: pid=%d start=%s", info.PID, info.StartedAt)
 				}
@@ -73,11 +73,8 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			if after.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 				afterInfo = f.TargetInfoFrom(ctx, observer, cri.TargetPort)
 			}
-			var changed []string
-			diff := func(what string, a, b any) {
-				if fmt.Sprint(a) != fmt.Sprint(b) {
-					changed = append(changed, fmt.Sprintf("%s: %v -> %v", what, a, b))
-				}
+			diff := func(what string, was, is any) {
+				b.Check(fmt.Sprint(was) == fmt.Sprint(is), "%s: %v -> %v", what, was, is)
 			}
 			diff("state", before.State, after.State)
 			diff("started_at", before.StartedAt, after.StartedAt)
@@ -85,18 +82,11 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			diff("container ID", before.Id, after.Id)
 			diff("target PID (its own view)", beforeInfo.PID, afterInfo.PID)
 			diff("target process start", beforeInfo.StartedAt, afterInfo.StartedAt)
-			if after.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-				changed = append(changed, "target is not running: "+after.State.String())
-			}
-			changed = append(during, changed...)
-			obs := capability.Observation{Capability: capability.NoSideEffects, Outcome: capability.Works, Observed: "target unchanged before, during and after",
-				Evidence: fmt.Sprintf("before: state=%s started_at=%d attempt=%d pid=%d start=%s\n%s\nafter:  state=%s started_at=%d attempt=%d pid=%d start=%s",
-					before.State, before.StartedAt, before.Metadata.GetAttempt(), beforeInfo.PID, beforeInfo.StartedAt, strings.TrimSpace(duringEvidence),
-					after.State, after.StartedAt, after.Metadata.GetAttempt(), afterInfo.PID, afterInfo.StartedAt)}
-			if len(changed) > 0 {
-				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(changed, "; ")
-			}
-			f.Checker.Record(obs)
+			b.Check(after.State == runtimeapi.ContainerState_CONTAINER_RUNNING, "target is not running: %s", after.State)
+			b.Evidence("before: state=%s started_at=%d attempt=%d pid=%d start=%s\n%s\nafter:  state=%s started_at=%d attempt=%d pid=%d start=%s",
+				before.State, before.StartedAt, before.Metadata.GetAttempt(), beforeInfo.PID, beforeInfo.StartedAt, strings.TrimSpace(duringEvidence),
+				after.State, after.StartedAt, after.Metadata.GetAttempt(), afterInfo.PID, afterInfo.StartedAt)
+			f.Checker.Record(b.Done("target unchanged before, during and after"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	// LIFE-6 at the CRI layer: the kubelet decides when to pull; what the
@@ -125,11 +115,10 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			}
 			Expect(present).To(BeFalse(), "image %s, pushed just now, is already in the runtime", ref)
 
-			obs := capability.Observation{Capability: capability.PullAtDebugTime}
+			b := capability.Observe(capability.PullAtDebugTime)
 			imageRef, err := f.PullImage(ctx, ref)
 			if err != nil {
-				obs.Outcome, obs.Observed, obs.Evidence = capability.Refused, "pull failed", cri.StatusText(err)
-				f.Checker.Record(obs)
+				f.Checker.Record(b.Outcome(capability.Refused, "pull failed").Evidence("%s", cri.StatusText(err)).Done(""))
 				return
 			}
 			if present, err = f.ImagePresent(ctx, ref); err != nil {
@@ -137,23 +126,18 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			}
 			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", Image: ref, PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 			if err != nil {
-				obs.Outcome, obs.Observed, obs.Evidence = capability.Refused, "debug container from the pulled image failed", cri.StatusText(err)
-				f.Checker.Record(obs)
+				f.Checker.Record(b.Outcome(capability.Refused, "debug container from the pulled image failed").Evidence("%s", cri.StatusText(err)).Done(""))
 				return
 			}
 			// A debug container running some other image has no such file:
 			// that is the runtime's deviation, reported with the evidence.
 			r, err := f.Exec(ctx, dbg, "cat", "/ectest-variant")
 			if err != nil {
-				Fail(err.Error())
+				f.Checker.Fail(err.Error())
 			}
 			content := strings.TrimSpace(r.Stdout)
-			obs.Evidence = fmt.Sprintf("pushed %s; absent before; PullImage -> %s; present after: %v; cat /ectest-variant in the debug container: %s", ref, imageRef, present, r)
-			if present && content == f.Token {
-				obs.Outcome, obs.Observed = capability.Works, "pulled at debug time"
-			} else {
-				obs.Outcome, obs.Observed = capability.Deviated, "the debug container does not run the pulled image"
-			}
-			f.Checker.Record(obs)
+			b.Evidence("pushed %s; absent before; PullImage -> %s; present after: %v; cat /ectest-variant in the debug container: %s", ref, imageRef, present, r)
+			b.Check(present && content == f.Token, "the debug container does not run the pulled image")
+			f.Checker.Record(b.Done("pulled at debug time"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })

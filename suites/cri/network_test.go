@@ -1,7 +1,6 @@
 package cri_test
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/programs/helper"
@@ -25,9 +24,9 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
-			obs := capability.Observation{Capability: capability.NetPod}
+			b := capability.Observe(capability.NetPod)
 			if session.Windows() {
-				obs.Requirements = []string{"CRI-5", "WIN-1", "STORY-WIN"}
+				b.Requirements("CRI-5", "WIN-1", "STORY-WIN")
 			}
 
 			// The namespace's identity first (Linux): a pod on the host's
@@ -42,25 +41,21 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 				if host, ok := out.NodeLink(oracle.Net); ok {
 					hostNote = "the node's " + host
 					if netns == host {
-						obs.Outcome, obs.Observed = capability.Deviated, "the sandbox's network namespace is the node's ("+host+")"
-						obs.Evidence = "debug container's network namespace " + netns + ", the node's " + host + " (" + out.Node.How + ")"
-						f.Checker.Record(obs)
+						f.Checker.Record(b.Problem("the sandbox's network namespace is the node's (%s)", host).
+							Evidence("debug container's network namespace %s, the node's %s (%s)", netns, host, out.Node.How).Done(""))
 						return
 					}
 				}
 				// Outside: the two containers' own processes must be in one
 				// network namespace, whatever answers on localhost.
 				if apart := apartFromOutside(f, oracle.Net, dbg, target); apart != "" {
-					obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "the debug container's network namespace is not the target's", apart
-					f.Checker.Record(obs)
+					f.Checker.Record(b.Problem("the debug container's network namespace is not the target's").Evidence("%s", apart).Done(""))
 					return
 				}
 			}
 			info, err := f.TryTargetInfoFrom(ctx, dbg, cri.TargetPort)
 			if err != nil {
-				obs.Outcome, obs.Observed = capability.Deviated, fmt.Sprintf("the target's port %d is not reachable on localhost from the debug container", cri.TargetPort)
-				obs.Evidence = err.Error()
-				f.Checker.Record(obs)
+				f.Checker.Record(b.Problem("the target's port %d is not reachable on localhost from the debug container", cri.TargetPort).Evidence("%v", err).Done(""))
 				return
 			}
 			hostname := strings.TrimSpace(f.MustExec(ctx, dbg, f.Tools.Hostname()...))
@@ -71,29 +66,24 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 
 			// Windows host names compare without case.
 			same := func(a, b string) bool { return a == b || (session.Windows() && strings.EqualFold(a, b)) }
-			var problems []string
 			if info.Token != f.TargetToken("target") {
-				problems = append(problems, fmt.Sprintf("localhost:%d answered for %q, not this target", cri.TargetPort, info.Token))
+				b.Problem("localhost:%d answered for %q, not this target", cri.TargetPort, info.Token)
 			}
 			if !same(info.Hostname, hostname) {
-				problems = append(problems, fmt.Sprintf("hostname differs: target %q, debug %q", info.Hostname, hostname))
+				b.Problem("hostname differs: target %q, debug %q", info.Hostname, hostname)
 			}
 			if !same(hostname, sb.Config.Hostname) {
-				problems = append(problems, fmt.Sprintf("hostname %q is not the sandbox's %q", hostname, sb.Config.Hostname))
+				b.Problem("hostname %q is not the sandbox's %q", hostname, sb.Config.Hostname)
 			}
 			if !f.Tools.HasAddress(addrs, podIP) {
-				problems = append(problems, fmt.Sprintf("the sandbox IP %q is not on the debug container's interfaces", podIP))
+				b.Problem("the sandbox IP %q is not on the debug container's interfaces", podIP)
 			}
 			if !containsAddr(info.Addresses, podIP) {
-				problems = append(problems, fmt.Sprintf("the sandbox IP %q is not on the target's interfaces %v", podIP, info.Addresses))
+				b.Problem("the sandbox IP %q is not on the target's interfaces %v", podIP, info.Addresses)
 			}
-			obs.Outcome, obs.Observed = capability.Works, "shared network namespace"
-			obs.Evidence = fmt.Sprintf("sandbox IP %s, hostname %s\ndebug container's network namespace %s (%s)\ntarget /info: %+v\ndebug `%s`:\n%s",
+			b.Evidence("sandbox IP %s, hostname %s\ndebug container's network namespace %s (%s)\ntarget /info: %+v\ndebug `%s`:\n%s",
 				podIP, sb.Config.Hostname, netns, hostNote, info, strings.Join(f.Tools.Addresses(), " "), addrs)
-			if len(problems) > 0 {
-				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
-			}
-			f.Checker.Record(obs)
+			f.Checker.Record(b.Done("shared network namespace"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("containers of a sandbox with IPC POD share IPC objects: a debug container finds the target's System V segment by key and its POSIX shared memory in /dev/shm, a container of another sandbox finds neither [CRI-5] [WIN-1]",
@@ -144,18 +134,18 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 				hostNote = "the node's " + host
 			}
 			want := f.TargetToken("target")
-			var problems []string
+			b := capability.Observe(capability.IPCPod)
 			if !inside.OK() || inside.Content != want {
-				problems = append(problems, fmt.Sprintf("the debug container does not find the target's SysV segment (key %d): %s %s", key, inside.Result, inside.Content))
+				b.Problem("the debug container does not find the target's SysV segment (key %d): %s %s", key, inside.Result, inside.Content)
 			}
 			if insidePosix.ExitCode != 0 || insidePosix.Stdout != want {
-				problems = append(problems, fmt.Sprintf("the debug container does not find the target's POSIX shared memory /dev/shm/%s", posix))
+				b.Problem("the debug container does not find the target's POSIX shared memory /dev/shm/%s", posix)
 			}
 			if outside.Result != "ENOENT" {
-				problems = append(problems, fmt.Sprintf("a container of another sandbox finds segment key %d (%s %s): sandboxes share one IPC namespace", key, outside.Result, outside.Content))
+				b.Problem("a container of another sandbox finds segment key %d (%s %s): sandboxes share one IPC namespace", key, outside.Result, outside.Content)
 			}
 			if outsidePosix.ExitCode == 0 {
-				problems = append(problems, fmt.Sprintf("a container of another sandbox finds /dev/shm/%s: sandboxes share one /dev/shm", posix))
+				b.Problem("a container of another sandbox finds /dev/shm/%s: sandboxes share one /dev/shm", posix)
 			}
 			// Outside: the two containers' own processes decide whether they
 			// share the namespace; where they are not visible (gVisor
@@ -164,20 +154,16 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 			same, visible, evidence, err := f.SameFromOutside(oracle.IPC, dbg, target)
 			Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
 			if visible && !same {
-				problems = append(problems, "the debug container's IPC namespace is not the target's (from the node's /proc)")
+				b.Problem("the debug container's IPC namespace is not the target's (from the node's /proc)")
 			}
 			if visible && known {
 				if own, _ := f.Own(dbg); len(own) > 0 && own[0].Namespaces[oracle.IPC] == host {
-					problems = append(problems, "the sandbox's IPC namespace is the node's ("+host+")")
+					b.Problem("%s", "the sandbox's IPC namespace is the node's ("+host+")")
 				}
 			}
-			obs := capability.Observation{Capability: capability.IPCPod, Outcome: capability.Works, Observed: "shared IPC namespace: the target's SysV segment and POSIX shared memory found",
-				Evidence: fmt.Sprintf("%s\nthe target created SysV shm key %d and /dev/shm/%s, both holding %q\nIPC namespaces as each reports its own: target %s, debug %s, another sandbox's %s (%s)\nin the debug container:\n%s\n%s\nin a container of another sandbox:\n%s\n%s",
-					evidence, key, posix, want, links["target"], links["debug"], links["outsider"], hostNote, insideExec, insidePosix, outsideExec, outsidePosix)}
-			if len(problems) > 0 {
-				obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
-			}
-			f.Checker.Record(obs)
+			b.Evidence("%s\nthe target created SysV shm key %d and /dev/shm/%s, both holding %q\nIPC namespaces as each reports its own: target %s, debug %s, another sandbox's %s (%s)\nin the debug container:\n%s\n%s\nin a container of another sandbox:\n%s\n%s",
+				evidence, key, posix, want, links["target"], links["debug"], links["outsider"], hostNote, insideExec, insidePosix, outsideExec, outsidePosix)
+			f.Checker.Record(b.Done("shared IPC namespace: the target's SysV segment and POSIX shared memory found"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
 

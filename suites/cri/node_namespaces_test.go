@@ -84,29 +84,27 @@ var _ = Describe("Host namespaces", framework.Label(framework.LabelCRI, framewor
 			}
 			own, err := f.Own(dbg)
 			Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
-			obs := capability.Observation{Capability: n,
-				Evidence: fmt.Sprintf("the suite made %s holding %q; in the debug container:\n%s\nnamespace links: the debug container's %s (its own /proc/self/ns), the node's %s (%s; %s)", what, want, evidence, link, host, out.Node.How, kernels)}
+			b := capability.Observe(n)
+			detail := fmt.Sprintf("the suite made %s holding %q; in the debug container:\n%s\nnamespace links: the debug container's %s (its own /proc/self/ns), the node's %s (%s; %s)", what, want, evidence, link, host, out.Node.How, kernels)
+			var works string
 			if len(own) > 0 {
 				// Outside: the debug container's own process decides.
 				ownLink := own[0].Namespaces[oracle.Kind(kind)]
-				obs.Evidence = fmt.Sprintf("decided outside, from the node's /proc: the debug container's process %s\n", own[0]) + obs.Evidence
+				b.Evidence("decided outside, from the node's /proc: the debug container's process %s\n%s", own[0], detail)
+				works = "node namespace: its process is in the node's namespace and reaches " + what
 				switch {
 				case ownLink == host && reached:
-					obs.Outcome, obs.Observed = capability.Works, "node namespace: its process is in the node's namespace and reaches "+what
 				case ownLink == host:
-					obs.Outcome, obs.Observed = capability.Deviated, "its process is in the node's namespace, but it does not reach "+what
+					b.Problem("its process is in the node's namespace, but it does not reach %s", what)
 				default:
-					obs.Outcome, obs.Observed = capability.Deviated, fmt.Sprintf("its process is in %s, not the node's %s (reaches %s: %v)", ownLink, host, what, reached)
+					b.Problem("its process is in %s, not the node's %s (reaches %s: %v)", ownLink, host, what, reached)
 				}
 			} else {
-				obs.Evidence = cri.InsideNote + "\n" + obs.Evidence
-				if reached {
-					obs.Outcome, obs.Observed = capability.Works, "node namespace: reaches "+what
-				} else {
-					obs.Outcome, obs.Observed = capability.Deviated, "a namespace of its own, not the node's: does not reach "+what
-				}
+				b.Evidence("%s\n%s", cri.InsideNote, detail)
+				works = "node namespace: reaches " + what
+				b.Check(reached, "a namespace of its own, not the node's: does not reach %s", what)
 			}
-			f.Checker.Record(obs)
+			f.Checker.Record(b.Done(works))
 		},
 		Entry("network NODE", framework.Label(string(capability.NetNode), framework.LabelNetwork), capability.NetNode, "net",
 			cri.SandboxOptions{Network: runtimeapi.NamespaceMode_NODE}, SpecTimeout(framework.DefaultTimeouts.Spec)),

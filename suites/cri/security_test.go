@@ -32,34 +32,26 @@ var _ = Describe("Ptrace access rules for debug containers", framework.Label(fra
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", RunAsUser: &targetUser, AddCaps: targetCaps, Env: map[string]string{"ECTEST_SECRET": f.Token}})
 			// Through pid-target: blocked (and skipped) when it does not work.
 			dbg, view := f.StartTargetingDebug(ctx, capability.PtraceRules, sb, cri.DebugOptions{Name: "debug", AddCaps: addCaps, RunAsUser: &root}, target)
-			obs := capability.Observation{Capability: capability.PtraceRules, Case: name}
+			b := capability.Observe(capability.PtraceRules).Case(name)
 			pid, ok := view.PIDOf(target.Marker)
 			if !ok {
-				obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "target process not visible although in its PID namespace", view.Evidence()
-				f.Checker.Record(obs)
+				f.Checker.Record(b.Problem("target process not visible although in its PID namespace").Evidence("%s", view.Evidence()).Done(""))
 				return
 			}
 			environ, err := f.Exec(ctx, dbg, "cat", fmt.Sprintf("/proc/%d/environ", pid))
 			if err != nil {
-				Fail(err.Error())
+				f.Checker.Fail(err.Error())
 			}
 			rootfs, err := f.Exec(ctx, dbg, "cat", fmt.Sprintf("/proc/%d/root/ectest/marker", pid))
 			if err != nil {
-				Fail(err.Error())
+				f.Checker.Fail(err.Error())
 			}
 			status := f.MustExec(ctx, dbg, "grep", "-E", "^(Uid|CapPrm|CapEff)", fmt.Sprintf("/proc/%d/status", pid), "/proc/self/status")
 			gotEnviron := environ.ExitCode == 0 && strings.Contains(environ.Stdout, secret)
 			gotRoot := rootfs.ExitCode == 0 && strings.TrimSpace(rootfs.Stdout) == f.TargetToken("target")
-			obs.Evidence = fmt.Sprintf("target uid %d, caps added %v; debug caps added %v\n%s\n%s\n%s", targetUser, targetCaps, addCaps, status, environ, rootfs)
-			switch {
-			case gotEnviron == readable && gotRoot == readable:
-				obs.Outcome = capability.Works
-				obs.Observed = map[bool]string{true: "readable", false: "denied"}[readable]
-			default:
-				obs.Outcome = capability.Deviated
-				obs.Observed = fmt.Sprintf("environ readable=%v, root readable=%v; want %v", gotEnviron, gotRoot, readable)
-			}
-			f.Checker.Record(obs)
+			b.Evidence("target uid %d, caps added %v; debug caps added %v\n%s\n%s\n%s", targetUser, targetCaps, addCaps, status, environ, rootfs)
+			b.Check(gotEnviron == readable && gotRoot == readable, "environ readable=%v, root readable=%v; want %v", gotEnviron, gotRoot, readable)
+			f.Checker.Record(b.Done(map[bool]string{true: "readable", false: "denied"}[readable]))
 		},
 		Entry("another user's process, without SYS_PTRACE: denied", "another user, no SYS_PTRACE", nobody, nil, nil, false, SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("another user's process, with SYS_PTRACE: readable", "another user, SYS_PTRACE", nobody, nil, []string{"SYS_PTRACE"}, true, SpecTimeout(framework.DefaultTimeouts.Spec)),
@@ -93,36 +85,33 @@ var _ = Describe("Ptrace access rules for debug containers", framework.Label(fra
 			case allowed && (yama == "1" || yama == "2") && !slices.Contains(addCaps, "SYS_PTRACE"):
 				Skip("the node's Yama ptrace_scope is " + yama + ": attaching without CAP_SYS_PTRACE is forbidden on this node, whatever the capability rules allow")
 			}
-			obs := capability.Observation{Capability: capability.PtraceRules, Case: "attach: " + name}
+			b := capability.Observe(capability.PtraceRules).Case("attach: " + name)
 			pid, ok := view.PIDOf(target.Marker)
 			if !ok {
-				obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "target process not visible although in its PID namespace", view.Evidence()
-				f.Checker.Record(obs)
+				f.Checker.Record(b.Problem("target process not visible although in its PID namespace").Evidence("%s", view.Evidence()).Done(""))
 				return
 			}
 			res, attach, err := f.Helper(ctx, dbg, helper.ModePtraceAttach, pid)
 			Expect(err).NotTo(HaveOccurred())
 			status := f.MustExec(ctx, dbg, "grep", "-E", "^(Uid|CapPrm|CapEff)", fmt.Sprintf("/proc/%d/status", pid), "/proc/self/status")
-			obs.Evidence = fmt.Sprintf("target uid %d, caps added %v; debug caps added %v; Yama ptrace_scope %s\n%s\n%s", targetUser, targetCaps, addCaps, yama, status, attach)
+			b.Evidence("target uid %d, caps added %v; debug caps added %v; Yama ptrace_scope %s\n%s\n%s", targetUser, targetCaps, addCaps, yama, status, attach)
 			// A denial is the kernel's EPERM, or an LSM's EACCES.
 			denied := res.Result == "EPERM" || res.Result == "EACCES"
+			works := "attached"
 			switch {
 			case allowed && res.OK():
 				// Detached: the target must run on, and answer.
 				if _, err := f.TryTargetInfoFrom(ctx, dbg, cri.TargetPort); err != nil {
-					obs.Outcome, obs.Observed = capability.Deviated, "attached and detached, then the target no longer answers"
-					obs.Evidence += "\n" + err.Error()
-				} else {
-					obs.Outcome, obs.Observed = capability.Works, "attached"
+					b.Problem("attached and detached, then the target no longer answers").Evidence("%v", err)
 				}
 			case !allowed && denied:
-				obs.Outcome, obs.Observed = capability.Works, "denied: "+res.Result
+				works = "denied: " + res.Result
 			case allowed:
-				obs.Outcome, obs.Observed = capability.Deviated, "denied ("+res.Result+"), but the ptrace rules allow it"
+				b.Problem("denied (%s), but the ptrace rules allow it", res.Result)
 			default:
-				obs.Outcome, obs.Observed = capability.Deviated, "ptrace-attach answered "+res.Result+", but the ptrace rules deny it (EPERM)"
+				b.Problem("ptrace-attach answered %s, but the ptrace rules deny it (EPERM)", res.Result)
 			}
-			f.Checker.Record(obs)
+			f.Checker.Record(b.Done(works))
 		},
 		Entry("another user's process, with SYS_PTRACE: attached", "another user, SYS_PTRACE", nobody, nil, []string{"SYS_PTRACE"}, true, SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("another user's process, without SYS_PTRACE: denied", "another user, no SYS_PTRACE", nobody, nil, nil, false, SpecTimeout(framework.DefaultTimeouts.Spec)),

@@ -19,40 +19,38 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 
-		var problems, evidence []string
+		b := capability.Observe(capability.Exec)
+		var evidence []string
 		sync, err := f.Exec(ctx, dbg, "sh", "-c", "echo out-$((6*7)); echo err-$((6*7)) >&2; exit 3")
 		evidence = append(evidence, "ExecSync:\n"+sync.String())
 		if err != nil || sync.Stdout != "out-42\n" || sync.Stderr != "err-42\n" || sync.ExitCode != 3 {
-			problems = append(problems, fmt.Sprintf("ExecSync: want stdout out-42, stderr err-42, exit 3 (err %v)", err))
+			b.Problem("ExecSync: want stdout out-42, stderr err-42, exit 3 (err %v)", err)
 		}
 		input := "hello-" + f.Token + "\n"
 		res, err := f.StreamExec(ctx, dbg, &cri.Input{Text: input}, false, "cat")
 		evidence = append(evidence, fmt.Sprintf("streaming exec cat, stdin %q: stdout %q stderr %q err %v", input, res.Stdout, res.Stderr, err))
 		if err != nil || res.Stdout != input {
-			problems = append(problems, "streaming exec without TTY: stdin not echoed back by cat")
+			b.Problem("streaming exec without TTY: stdin not echoed back by cat")
 		}
 		res, err = f.StreamExec(ctx, dbg, &cri.Input{Text: "echo tty-$((6*7))\n", Until: "tty-42", Then: "exit\n"}, true, "sh")
 		evidence = append(evidence, fmt.Sprintf("streaming exec sh with TTY: stdout %q err %v", res.Stdout, err))
 		if err != nil || !strings.Contains(res.Stdout, "tty-42") {
-			problems = append(problems, "streaming exec with TTY: no output from the shell")
+			b.Problem("streaming exec with TTY: no output from the shell")
 		}
 		// Where the session runs, not only what it prints: an exec that
 		// lands outside the container's namespaces (or as another user, with
 		// other capabilities) makes every observation made through exec wrong.
 		placement, err := f.ObserveExec(ctx, dbg)
 		if err != nil {
-			problems = append(problems, "an exec session could not be observed: "+err.Error())
+			b.Problem("an exec session could not be observed: %s", err.Error())
 		} else {
 			evidence = append(evidence, "where an exec session runs, judged "+placement.From+":\n"+placement.Evidence)
 			if len(placement.Differences) > 0 {
-				problems = append(problems, "the exec session does not run where the container's own process does: "+strings.Join(placement.Differences, "; "))
+				b.Problem("%s", "the exec session does not run where the container's own process does: "+strings.Join(placement.Differences, "; "))
 			}
 		}
-		obs := capability.Observation{Capability: capability.Exec, Outcome: capability.Works, Observed: "ExecSync and streaming exec work, and run where the container's own process does", Evidence: strings.Join(evidence, "\n")}
-		if len(problems) > 0 {
-			obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
-		}
-		f.Checker.Record(obs)
+		b.Evidence("%s", strings.Join(evidence, "\n"))
+		f.Checker.Record(b.Done("ExecSync and streaming exec work, and run where the container's own process does"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("attach with stdin and a TTY reaches a debug container's shell [CRI-8]", framework.Label(string(capability.Attach)), func(ctx SpecContext) {
@@ -64,16 +62,12 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		// The answer (42) appears only if the shell evaluated the input: the
 		// TTY echoes the input itself, which holds $((6*7)), not 42.
 		res, err := f.Attach(ctx, dbg, &cri.Input{Text: "echo attach-$((6*7))-" + f.Token + "\n", Until: "attach-42-" + f.Token}, true)
-		obs := capability.Observation{Capability: capability.Attach, Evidence: fmt.Sprintf("stdout %q, err %v", res.Stdout, err)}
-		switch {
-		case err != nil && res.Stdout == "":
-			obs.Outcome, obs.Observed = capability.Refused, "attach failed: "+err.Error()
-		case strings.Contains(res.Stdout, "attach-42-"+f.Token):
-			obs.Outcome, obs.Observed = capability.Works, "interactive shell answered"
-		default:
-			obs.Outcome, obs.Observed = capability.Deviated, "the shell's answer is missing"
+		b := capability.Observe(capability.Attach).Evidence("stdout %q, err %v", res.Stdout, err)
+		if err != nil && res.Stdout == "" {
+			b.Outcome(capability.Refused, "attach failed: "+err.Error())
 		}
-		f.Checker.Record(obs)
+		b.Check(strings.Contains(res.Stdout, "attach-42-"+f.Token), "the shell's answer is missing")
+		f.Checker.Record(b.Done("interactive shell answered"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("attach without a TTY delivers a debug container's stdout and stderr on separate streams [CRI-8]", framework.Label(string(capability.Attach)), func(ctx SpecContext) {
@@ -81,43 +75,36 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		dbg := startEchoDebug(ctx, f)
 		in := "1-" + f.Token
 		res, err := f.Attach(ctx, dbg, &cri.Input{Text: in + "\n", Until: "out-" + in, UntilStderr: "err-" + in, Drop: true}, false)
-		obs := capability.Observation{Capability: capability.Attach, Case: "without a TTY", Evidence: fmt.Sprintf("typed %q; stdout %q; stderr %q; err %v", in, res.Stdout, res.Stderr, err)}
-		var problems []string
+		b := capability.Observe(capability.Attach).Case("without a TTY").Evidence("typed %q; stdout %q; stderr %q; err %v", in, res.Stdout, res.Stderr, err)
 		if !strings.Contains(res.Stdout, "out-"+in) || strings.Contains(res.Stdout, "err-"+in) {
-			problems = append(problems, fmt.Sprintf("stdout should hold out-%s and nothing of stderr", in))
+			b.Problem("stdout should hold out-%s and nothing of stderr", in)
 		}
 		if !strings.Contains(res.Stderr, "err-"+in) || strings.Contains(res.Stderr, "out-"+in) {
-			problems = append(problems, fmt.Sprintf("stderr should hold err-%s and nothing of stdout", in))
+			b.Problem("stderr should hold err-%s and nothing of stdout", in)
 		}
-		switch {
-		case err != nil && res.Stdout == "" && res.Stderr == "":
-			obs.Outcome, obs.Observed = capability.Refused, "attach failed: "+err.Error()
-		case len(problems) > 0 || err != nil:
-			if err != nil {
-				problems = append(problems, "the session failed: "+err.Error())
+		if err != nil {
+			b.Problem("the session failed: %v", err)
+			if res.Stdout == "" && res.Stderr == "" {
+				b.Outcome(capability.Refused, "attach failed: "+err.Error())
 			}
-			obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
-		default:
-			obs.Outcome, obs.Observed = capability.Works, "stdout and stderr apart"
 		}
-		f.Checker.Record(obs)
+		f.Checker.Record(b.Done("stdout and stderr apart"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("a dropped attach connection sends the debug container no EOF: it keeps running, and attaching again sees its output go on [CRI-8] [LIFE-4]", framework.Label(string(capability.Attach)), func(ctx SpecContext) {
 		f := newFramework(capability.Attach)
 		dbg := startEchoDebug(ctx, f)
-		var problems, evidence []string
-		obs := capability.Observation{Capability: capability.Attach, Case: "dropped and attached again"}
+		var evidence []string
+		b := capability.Observe(capability.Attach).Case("dropped and attached again")
 		// Each session types a line, waits for the answer on both streams,
 		// and drops the connection with stdin still open.
 		for i, line := range []string{"1-" + f.Token, "2-" + f.Token} {
 			res, err := f.Attach(ctx, dbg, &cri.Input{Text: line + "\n", Until: "out-" + line, UntilStderr: "err-" + line, Drop: true}, false)
 			evidence = append(evidence, fmt.Sprintf("attach %d: typed %q; stdout %q; stderr %q; err %v", i+1, line, res.Stdout, res.Stderr, err))
 			if err != nil || !strings.Contains(res.Stdout, "out-"+line) || !strings.Contains(res.Stderr, "err-"+line) {
-				problems = append(problems, fmt.Sprintf("attach %d got no answer to %q", i+1, line))
+				b.Problem("attach %d got no answer to %q", i+1, line)
 				if i == 0 && res.Stdout == "" && res.Stderr == "" {
-					obs.Outcome, obs.Observed, obs.Evidence = capability.Refused, fmt.Sprint("attach failed: ", err), strings.Join(evidence, "\n")
-					f.Checker.Record(obs)
+					f.Checker.Record(b.Outcome(capability.Refused, fmt.Sprint("attach failed: ", err)).Evidence("%s", strings.Join(evidence, "\n")).Done(""))
 					return
 				}
 			}
@@ -125,18 +112,15 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 			Expect(err).NotTo(HaveOccurred())
 			evidence = append(evidence, fmt.Sprintf("after dropping attach %d: the debug container is %s (exit code %d)", i+1, st.State, st.ExitCode))
 			if st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-				problems = append(problems, fmt.Sprintf("the debug container is %s after attach %d was dropped: its stdin was closed", st.State, i+1))
+				b.Problem("the debug container is %s after attach %d was dropped: its stdin was closed", st.State, i+1)
 				break
 			}
 		}
 		if stdout, stderr, err := f.Logs(ctx, dbg); err == nil {
 			evidence = append(evidence, fmt.Sprintf("its CRI log: stdout %q, stderr %q", stdout, stderr))
 		}
-		obs.Outcome, obs.Observed, obs.Evidence = capability.Works, "kept running; the second attach was answered", strings.Join(evidence, "\n")
-		if len(problems) > 0 {
-			obs.Outcome, obs.Observed = capability.Deviated, strings.Join(problems, "; ")
-		}
-		f.Checker.Record(obs)
+		b.Evidence("%s", strings.Join(evidence, "\n"))
+		f.Checker.Record(b.Done("kept running; the second attach was answered"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("a debug container's stdout and stderr, written before anyone attaches, are in its CRI log [CRI-8] [LIFE-4]", framework.Label(string(capability.Logs)), func(ctx SpecContext) {
@@ -158,12 +142,11 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 				g.Expect(stderr).To(ContainSubstring("err-42\n"), "stderr")
 			}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll).Should(Succeed())
 		})
-		obs := capability.Observation{Capability: capability.Logs, Outcome: capability.Works, Observed: "stdout and stderr logged, each in its stream",
-			Evidence: fmt.Sprintf("%s:\nstdout: %q\nstderr: %q", dbg.LogPath(), stdout, stderr)}
+		b := capability.Observe(capability.Logs).Evidence("%s:\nstdout: %q\nstderr: %q", dbg.LogPath(), stdout, stderr)
 		if failure != nil {
-			obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "output missing from the log", failure.Error()
+			b.Problem("output missing from the log").Evidence("%v", failure)
 		}
-		f.Checker.Record(obs)
+		f.Checker.Record(b.Done("stdout and stderr logged, each in its stream"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
 

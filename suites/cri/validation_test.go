@@ -27,17 +27,15 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			id := targetID(f, ctx, sb, target)
 			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: id})
-			obs := capability.Observation{Capability: capability.TargetIDValidation, Case: name}
+			b := capability.Observe(capability.TargetIDValidation).Case(name)
 			if err != nil {
-				obs.Outcome, obs.Observed = cri.JudgeRefusal(dbg != nil, err, id)
-				obs.Evidence = cri.StatusText(err)
+				b.Outcome(cri.JudgeRefusal(dbg != nil, err, id)).Evidence("%s", cri.StatusText(err))
 			} else {
-				obs.Outcome, obs.Observed = capability.Deviated, "accepted"
 				view, perr := f.ObservePIDs(ctx, dbg, target)
-				obs.Evidence = fmt.Sprintf("CreateContainer and StartContainer with target_id %q succeeded; the container landed in: %s\n%s%v", id, view.View, view.PS, orEmpty(perr))
-				obs.Observed = "accepted, joined " + string(view.View)
+				b.Problem("accepted, joined %s", view.View).
+					Evidence("CreateContainer and StartContainer with target_id %q succeeded; the container landed in: %s\n%s%v", id, view.View, view.PS, orEmpty(perr))
 			}
-			f.Checker.Record(obs)
+			f.Checker.Record(b.Done(""))
 		},
 		Entry("the sandbox's own ID", "the sandbox's own ID", targetCase(func(_ *cri.Framework, _ SpecContext, own *cri.Sandbox, _ *cri.Container) string {
 			return own.ID
@@ -67,18 +65,17 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 	It("PID TARGET requested for a sandbox, where there is no container to target, is rejected [CRI-3]",
 		framework.Label(string(capability.TargetIDValidation), framework.LabelPID), func(ctx SpecContext) {
 			f := newFramework(capability.TargetIDValidation)
-			obs := capability.Observation{Capability: capability.TargetIDValidation, Case: "TARGET for a sandbox"}
+			b := capability.Observe(capability.TargetIDValidation).Case("TARGET for a sandbox")
 			sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{PID: runtimeapi.NamespaceMode_TARGET})
 			if err != nil {
-				obs.Outcome, obs.Observed = cri.JudgeRefusal(false, err)
-				obs.Evidence = cri.StatusText(err)
+				b.Outcome(cri.JudgeRefusal(false, err)).Evidence("%s", cri.StatusText(err))
 			} else {
 				dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_POD)})
 				view, perr := f.ObservePIDs(ctx, dbg, nil)
-				obs.Outcome, obs.Observed = capability.Deviated, "accepted, a container of it joined "+string(view.View)
-				obs.Evidence = fmt.Sprintf("RunPodSandbox with PID TARGET succeeded: sandbox %s\n%s%v", sb.ID, view.Evidence(), orEmpty(perr))
+				b.Problem("accepted, a container of it joined %s", view.View).
+					Evidence("RunPodSandbox with PID TARGET succeeded: sandbox %s\n%s%v", sb.ID, view.Evidence(), orEmpty(perr))
 			}
-			f.Checker.Record(obs)
+			f.Checker.Record(b.Done(""))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
 	It("records what the runtime does with a target_id for a non-TARGET mode and with a unique prefix of the target's ID (informational: the CRI text does not decide either) [CRI-3]",
@@ -109,7 +106,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 		func(ctx SpecContext, where, which string) {
 			f := newFramework(capability.UnknownModeError)
 			name := fmt.Sprintf("%s %s mode %d", where, which, unknownMode)
-			obs := capability.Observation{Capability: capability.UnknownModeError, Case: name}
+			b := capability.Observe(capability.UnknownModeError).Case(name)
 			var err error
 			var evidence string
 			created := false // CreateContainer succeeded (err came from StartContainer)
@@ -138,12 +135,11 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 				}
 			}
 			if err != nil {
-				obs.Outcome, obs.Observed = cri.JudgeRefusal(created, err)
-				obs.Evidence = cri.StatusText(err)
+				b.Outcome(cri.JudgeRefusal(created, err)).Evidence("%s", cri.StatusText(err))
 			} else {
-				obs.Outcome, obs.Observed, obs.Evidence = capability.Deviated, "accepted silently", evidence
+				b.Problem("accepted silently").Evidence("%s", evidence)
 			}
-			f.Checker.Record(obs)
+			f.Checker.Record(b.Done(""))
 		},
 		Entry("sandbox PID", "sandbox", "pid", SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("sandbox network", "sandbox", "network", SpecTimeout(framework.DefaultTimeouts.Spec)),
