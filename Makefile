@@ -81,7 +81,7 @@ test: verify unit
 ## fault (FOCUSED=1: only the specs labelled with what the fault must break and its collateral, as make test); a surviving
 ## fault fails it. Reports in $(REPORT_DIR)/mutation (FAULTS=a,b for some; LAYERS="cri cluster" adds the cluster part)
 mutation:
-	REPORT_DIR=$(REPORT_DIR) LAYERS="$(LAYERS)" hack/mutation.sh
+	REPORT_DIR=$(REPORT_DIR) LAYERS="$(LAYERS)" FOCUSED="$(FOCUSED)" hack/mutation.sh
 
 ## mutation-cluster: the cluster suite through each fault that concerns the cluster layer, each on a kind
 ## cluster whose kubelet talks to containerd through the proxy (a few minutes per fault; not part of make test)
