@@ -73,17 +73,19 @@ matrix:
 	GO="$(GO)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) CELLS="$(CELLS)" PARALLEL="$(PARALLEL)" JOBS="$(JOBS)" MERGE_ONLY="$(MERGE_ONLY)" hack/matrix.sh
 
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime checked against
-## its expected verdicts, and the offline kind cluster pipeline (built from source on first use, then cached)
+## its expected verdicts, the mutation self-test (focused: each fault through the specs that can see it; make
+## mutation runs every spec per fault), and the offline kind cluster pipeline (built from source on first use, then cached)
 test: verify unit
 	hack/selftest.sh
 	hack/windows-selftest.sh
-	hack/mutation.sh
+	FOCUSED=1 hack/mutation.sh
 	hack/cluster-selftest.sh
 
-## mutation: the CRI suite through every fault of the fault-injecting CRI proxy (a self-test); a surviving
+## mutation: the CRI suite through every fault of the fault-injecting CRI proxy (a self-test), every spec per
+## fault (FOCUSED=1: only the specs labelled with what the fault must break and its collateral, as make test); a surviving
 ## fault fails it. Reports in $(REPORT_DIR)/mutation (FAULTS=a,b for some; LAYERS="cri cluster" adds the cluster part)
 mutation:
-	REPORT_DIR=$(REPORT_DIR) LAYERS="$(LAYERS)" hack/mutation.sh
+	REPORT_DIR=$(REPORT_DIR) LAYERS="$(LAYERS)" FOCUSED="$(FOCUSED)" hack/mutation.sh
 
 ## mutation-cluster: the cluster suite through each fault that concerns the cluster layer, each on a kind
 ## cluster whose kubelet talks to containerd through the proxy (a few minutes per fault; not part of make test)

@@ -7,7 +7,10 @@
 # to containerd through the proxy. A fault the suite does not report as the
 # nonconformance it declares fails this (exit 1). Reports in
 # $REPORT_DIR/mutation. REJUDGE=1 runs nothing and judges the reports
-# there again (every layer's).
+# there again (every layer's). FOCUSED=1 (make test) runs each CRI-layer
+# fault but the bases (none, strict) and the suite-environment scenario
+# through only the specs labelled with the capabilities it must turn
+# nonconformant and its declared collateral; the reports say which.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
@@ -36,7 +39,7 @@ if [ ${#args[@]} -eq 0 ]; then
 fi
 $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
 $go build -o "$bin/ectest-mutation" ./cmd/ectest-mutation || exit 3
-"$bin/ectest-mutation" "${args[@]}" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS}
+"$bin/ectest-mutation" "${args[@]}" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS} ${FOCUSED:+-focused}
 code=$?
 sed -n '1,/^## Faults/p' "$out/mutation.md" 2>/dev/null | head -n -1
 exit $code
