@@ -61,6 +61,8 @@ current-context: x
 		{"unknown image role", "cri", []string{"-images-file=" + write("roles.yaml", "linux:\n  debugger: busybox\n")}, `unknown image role "debugger"`},
 		{"unknown Windows release", "cri", []string{"-images-file=" + write("win.yaml", "windows:\n  ltsc2099:\n    debug: nanoserver\n")}, `unknown Windows release "ltsc2099"`},
 		{"missing images file", "cri", []string{"-images-file=/nonexistent/images.yaml"}, "no such file"},
+		{"misspelt label filter", "cri", []string{"-ginkgo.label-filter=pid-targt"}, `unknown label "pid-targt" (nearest: pid-target`},
+		{"selection of no spec", "cri", []string{"-ginkgo.focus=no spec is called this"}, "matches none of the suite's"},
 		{"unreachable cluster", "cluster", []string{"-kubeconfig=" + refused}, "does not answer"},
 		{"malformed kubeconfig", "cluster", []string{"-kubeconfig=" + write("bad.kubeconfig", "clusters: [")}, "error loading config file"},
 		{"missing kubeconfig", "cluster", []string{"-kubeconfig=/nonexistent/kubeconfig"}, "no such file"},
