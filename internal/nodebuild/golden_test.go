@@ -1,40 +1,19 @@
 package nodebuild
 
 import (
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/ectest/ectest/internal/golden"
 	"github.com/ectest/ectest/kind/nodeimage"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the code (only when a change of the node image is meant)")
-
-func golden(t *testing.T, name, got string) {
+func pinned(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		// A runtime added to the catalog after the goldens were taken: pin
-		// it, if wanted, with -update.
-		t.Skipf("no %s: not pinned (go test -run %s -args -update writes it)", path, t.Name())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != got {
-		t.Errorf("%s changed; the node image must stay as it was (or run -update when a change is meant, and bump nodeRecipe if the key does not change with it):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	golden.Check(t, name, got, "the node image must stay as it was (or run -update when a change is meant, and bump nodeRecipe if the key does not change with it)")
 }
 
 // Every node runtime's containerd config (from kind's own, testdata), its
@@ -76,7 +55,7 @@ func TestNodeRuntimesGolden(t *testing.T) {
 			for _, p := range paths {
 				b.WriteString("# ---- " + p + "\n" + files[p])
 			}
-			golden(t, "node-runtime-"+rt.Name+".golden", b.String())
+			pinned(t, "node-runtime-"+rt.Name+".golden", b.String())
 		})
 	}
 }

@@ -1,39 +1,18 @@
 package embedded
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ectest/ectest/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the code (only when a change of the generated files is meant)")
-
-// golden compares got with testdata/name, or writes it with -update.
-func golden(t *testing.T, name, got string) {
+func pinned(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		// A runtime added to the catalog after the goldens were taken: pin
-		// it, if wanted, with -update.
-		t.Skipf("no %s: not pinned (go test -run %s -args -update writes it)", path, t.Name())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != got {
-		t.Errorf("%s changed; the generated files must stay as they were (or run -update when a change is meant):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	golden.Check(t, name, got, "the generated files must stay as they were (or run -update when a change is meant)")
 }
 
 // flavorOptions are the options a run of f starts containerd with, as
@@ -72,15 +51,15 @@ func TestFlavorsGolden(t *testing.T) {
 			for _, p := range paths {
 				b.WriteString("# ---- " + filepath.Base(p) + "\n" + files[p])
 			}
-			golden(t, "flavor-"+f.Name+".golden", b.String())
+			pinned(t, "flavor-"+f.Name+".golden", b.String())
 		})
 	}
 	// The self-test's fault-injecting wrapper as runc's binary.
 	f, _ := LookupFlavor("containerd-2")
 	o := flavorOptions(f)
 	o.RuncBinary = "/tmp/ocifault"
-	golden(t, "flavor-containerd-2-ocifault.golden", containerdConfig(l, o))
+	pinned(t, "flavor-containerd-2-ocifault.golden", containerdConfig(l, o))
 	o = flavorOptions(Flavor{ConfigVersion: 2})
 	o.RuncBinary = "/tmp/ocifault"
-	golden(t, "flavor-v2-ocifault.golden", containerdConfig(l, o))
+	pinned(t, "flavor-v2-ocifault.golden", containerdConfig(l, o))
 }
