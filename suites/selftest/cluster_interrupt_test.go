@@ -38,7 +38,7 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=Targeting through the kubelet", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}
 		}},
 		{"ginkgo -p", true, func(t *testing.T) []string {
-			return []string{"go", "tool", "ginkgo", "-p", "--procs=3", "--no-color", "--focus=Targeting through the kubelet", "../cluster", "--", "-report-dir=" + t.TempDir()}
+			return []string{"go", "tool", "ginkgo", "-p", "--procs=3", "--no-color", "--focus=Targeting through the kubelet", suiteBinary(t, "cluster"), "--", "-report-dir=" + t.TempDir()}
 		}},
 		// No signal: the suite's own timeout runs out in the middle of the
 		// LIFE-2 specs (about 30 s each, serial).
