@@ -27,6 +27,9 @@ type Timeouts struct {
 	ContainerExit time.Duration
 	// Exec bounds one ExecSync or streaming exec.
 	Exec time.Duration
+	// LogWrite is how long a line a running container wrote may take to
+	// reach its CRI log file (the runtime writes each line as it comes).
+	LogWrite time.Duration
 	// Cleanup bounds the teardown of one resource.
 	Cleanup time.Duration
 	// Poll is the interval of Eventually polls.
@@ -47,6 +50,7 @@ var DefaultTimeouts = Timeouts{
 	ContainerReady: 30 * time.Second,
 	ContainerExit:  30 * time.Second,
 	Exec:           20 * time.Second,
+	LogWrite:       10 * time.Second,
 	Cleanup:        60 * time.Second,
 	Poll:           100 * time.Millisecond,
 

@@ -140,7 +140,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(stdout).To(ContainSubstring("out-42\n"), "stdout")
 				g.Expect(stderr).To(ContainSubstring("err-42\n"), "stderr")
-			}).WithTimeout(f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll).Should(Succeed())
+			}).WithTimeout(f.Timeouts.LogWrite).WithPolling(f.Timeouts.Poll).Should(Succeed())
 		})
 		b := capability.Observe(capability.Logs).Evidence("%s:\nstdout: %q\nstderr: %q", dbg.LogPath(), stdout, stderr)
 		if failure != nil {
