@@ -289,6 +289,11 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, fmt.Errorf("create kind cluster %q: %w%s", o.Name, err, commandOutputTail(err, 25))
 	}
 	c.created = true
+	if c.OCIFault != "" {
+		if err := c.checkOCIFault(); err != nil {
+			return nil, errors.Join(err, Delete(o.Name, logf))
+		}
+	}
 	if o.NodeImage == "" {
 		if err := createRuntimeClasses(ctx, c.Kubeconfig, rt); err != nil {
 			return nil, errors.Join(err, Delete(o.Name, logf))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // OCIFault makes the node's containerd run the OCI runtime wrapper
@@ -81,4 +82,34 @@ func ociFaultContainerdPatch() string {
 	return `[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
   BinaryName = "` + NodeOCIFaultDir + "/" + ociFaultProgram + `"
 `
+}
+
+// checkOCIFault makes sure the node's containerd took the patch: its
+// configuration, as it loads it (containerd config dump: containerd 2
+// migrates format 2 there), names the wrapper as a runtime's binary. A
+// patch in a format the node's containerd does not read would otherwise
+// leave a cluster without the fault, silently.
+func (c *Cluster) checkOCIFault() error {
+	nodes, err := c.provider.ListNodes(c.Name)
+	if err != nil {
+		return err
+	}
+	wrapper := NodeOCIFaultDir + "/" + ociFaultProgram
+	for _, n := range nodes {
+		var out strings.Builder
+		cmd := n.Command("containerd", "config", "dump")
+		cmd.SetStdout(&out)
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("node %s: containerd config dump: %w", n, err)
+		}
+		found := false
+		for _, l := range strings.Split(out.String(), "\n") {
+			l = strings.TrimSpace(l)
+			found = found || (strings.HasPrefix(l, "BinaryName") && strings.Contains(l, wrapper))
+		}
+		if !found {
+			return fmt.Errorf("node %s: containerd does not run the OCI runtime wrapper %s as runc's binary (the containerdConfigPatches entry was not taken)", n, wrapper)
+		}
+	}
+	return nil
 }
