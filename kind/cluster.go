@@ -43,6 +43,10 @@ type Options struct {
 	// CRIProxy puts the fault-injecting CRI proxy (a SELF-TEST tool)
 	// between the kubelet and containerd of a cluster made here; nil for none.
 	CRIProxy *CRIProxy
+	// OCIFault makes the node's containerd run the fault-injecting OCI
+	// runtime wrapper (a SELF-TEST tool) as its runc, in a cluster made
+	// here; nil for none. It needs CRIProxy too (see OCIFault).
+	OCIFault *OCIFault
 	// Topology says which nodes to make (TopologySingle if empty); the
 	// name defaults to the topology's (Topology.DefaultName).
 	Topology Topology
@@ -82,10 +86,13 @@ type Cluster struct {
 	NodeRuntime string
 	// CRIProxyFault is the fault of the node's CRI proxy ("" for none).
 	CRIProxyFault string
-	created       bool
-	keep          bool
-	provider      *kindcluster.Provider
-	log           func(format string, args ...any)
+	// OCIFault is the fault of the OCI runtime wrapper the node's
+	// containerd runs as its runc ("" for none).
+	OCIFault string
+	created  bool
+	keep     bool
+	provider *kindcluster.Provider
+	log      func(format string, args ...any)
 }
 
 // Up returns the cluster to use: the one given by kubeconfig, the kind
@@ -159,6 +166,18 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 			}
 			if o.CRIProxy != nil && o.CRIProxy.Fault != c.CRIProxyFault {
 				return nil, fmt.Errorf("kind cluster %q runs the CRI proxy fault %q, not %q: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.CRIProxyFault, o.CRIProxy.Fault, o.Name)
+			}
+			if c.OCIFault, err = c.nodeFile(strings.TrimPrefix(NodeOCIFaultDir+"/"+ociFaultFaultFile, "/")); err != nil {
+				return nil, err
+			}
+			// A self-test (proxy or wrapper asked for) must get the wrapper
+			// fault it asked for, none included; a suite run reusing the
+			// cluster is told, as for the proxy.
+			if want := ociFaultName(o.OCIFault); (o.OCIFault != nil || o.CRIProxy != nil) && want != c.OCIFault {
+				return nil, fmt.Errorf("kind cluster %q runs the OCI runtime wrapper's fault %q, not %q: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.OCIFault, want, o.Name)
+			}
+			if c.OCIFault != "" {
+				logf("SELF-TEST: kind cluster %q's containerd runs the fault-injecting OCI runtime wrapper with the fault %q as its runc", o.Name, c.OCIFault)
 			}
 			if c.CRIProxyFault != "" {
 				logf("SELF-TEST: kind cluster %q runs the fault-injecting CRI proxy with the fault %q between its kubelet and containerd; reports made on it say so", o.Name, c.CRIProxyFault)
@@ -236,10 +255,25 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		c.CRIProxyFault = o.CRIProxy.Fault
 		logf("SELF-TEST: the fault-injecting CRI proxy with the fault %q goes between the kubelet and containerd of kind cluster %q", o.CRIProxy.Fault, o.Name)
 	}
+	ociDir := ""
+	if o.OCIFault != nil {
+		if o.CRIProxy == nil {
+			// The proxy's version marker is what makes a report say SELF-TEST.
+			return nil, errors.New("the OCI runtime wrapper needs the CRI proxy too (forwarding unchanged), whose runtime version marker makes the reports say SELF-TEST")
+		}
+		if topo != TopologySingle {
+			return nil, fmt.Errorf("the OCI runtime wrapper runs on single-node clusters only, not -topology %s", topo)
+		}
+		if ociDir, err = stageOCIFault(filepath.Join(o.StateDir, "ocifault"), *o.OCIFault); err != nil {
+			return nil, err
+		}
+		c.OCIFault = o.OCIFault.Fault
+		logf("SELF-TEST: the node containerd of kind cluster %q runs the fault-injecting OCI runtime wrapper with the fault %q as its runc", o.Name, o.OCIFault.Fault)
+	}
 	cfg := Config(ConfigOptions{
 		Name: o.Name, NodeImage: image, Kubernetes: v, CgroupV1: hostCgroupV1(),
 		AuditPolicyDir: policyDir, AuditLogDir: filepath.Dir(c.AuditLog),
-		OwnCNI: o.NodeImage == "", CRIProxyDir: proxyDir, Labels: cpLabels, Workers: workerConfigs,
+		OwnCNI: o.NodeImage == "", CRIProxyDir: proxyDir, OCIFaultDir: ociDir, Labels: cpLabels, Workers: workerConfigs,
 	})
 	start := time.Now()
 	logf("creating kind cluster %q from %s", o.Name, image)
@@ -255,6 +289,11 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, fmt.Errorf("create kind cluster %q: %w%s", o.Name, err, commandOutputTail(err, 25))
 	}
 	c.created = true
+	if c.OCIFault != "" {
+		if err := c.checkOCIFault(); err != nil {
+			return nil, errors.Join(err, Delete(o.Name, logf))
+		}
+	}
 	if o.NodeImage == "" {
 		if err := createRuntimeClasses(ctx, c.Kubeconfig, rt); err != nil {
 			return nil, errors.Join(err, Delete(o.Name, logf))
@@ -309,6 +348,14 @@ func stageCRIProxy(dir string, p CRIProxy) (string, error) {
 		return "", err
 	}
 	return dir, os.WriteFile(filepath.Join(dir, nodeimage.CRIProxyFault), []byte(p.Fault+"\n"), 0o644)
+}
+
+// ociFaultName is the wrapper's fault asked for ("" for none).
+func ociFaultName(f *OCIFault) string {
+	if f == nil {
+		return ""
+	}
+	return f.Fault
 }
 
 func versionList(vs []nodeimage.Version) string {

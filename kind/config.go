@@ -47,6 +47,11 @@ type ConfigOptions struct {
 	// unit then starts the proxy, and the kubelet (and kubeadm) talk to the
 	// proxy's socket instead of containerd's.
 	CRIProxyDir string
+	// OCIFaultDir, when set, is the host directory holding the OCI runtime
+	// wrapper's program, configuration and fault (a SELF-TEST): it is
+	// mounted into the node at NodeOCIFaultDir, and the node's containerd
+	// runs the wrapper as the runc handler's binary.
+	OCIFaultDir string
 	// Labels are the control-plane node's labels.
 	Labels map[string]string
 	// Workers are the worker nodes; none makes a single-node cluster.
@@ -80,12 +85,19 @@ func Config(o ConfigOptions) string {
 	if o.CRIProxyDir != "" {
 		fmt.Fprintf(&b, "  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", o.CRIProxyDir, nodeimage.CRIProxyDir)
 	}
+	if o.OCIFaultDir != "" {
+		fmt.Fprintf(&b, "  - hostPath: %s\n    containerPath: %s\n", o.OCIFaultDir, NodeOCIFaultDir)
+	}
 	for _, w := range o.Workers {
 		fmt.Fprintf(&b, "- role: worker\n  image: %s\n", w.Image)
 		writeLabels(&b, w.Labels)
 		if w.CNIConfig != "" {
 			fmt.Fprintf(&b, "  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", w.CNIConfig, nodeimage.NodeCNIPath)
 		}
+	}
+	if o.OCIFaultDir != "" {
+		b.WriteString("containerdConfigPatches:\n")
+		b.WriteString(indent(ociFaultContainerdPatch(), "- |\n", "  "))
 	}
 	b.WriteString("kubeadmConfigPatches:\n")
 	b.WriteString(indent(apiServerPatch(o.Kubernetes), "- |\n", "  "))

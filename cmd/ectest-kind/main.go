@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/ectest/ectest/fixtures/criproxy"
+	"github.com/ectest/ectest/fixtures/ocifault"
 	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/environment"
@@ -44,13 +45,16 @@ flags:
                                worker of the previous minor; workers are labelled ` + kind.LabelKubeletVersion + `
   -name NAME                   cluster name (default ` + kind.DefaultName + `, ` + kind.TopologySkew.DefaultName() + `, ` + kind.TopologySkewPair.DefaultName() + ` by topology)
   -cri-proxy-fault FAULT       up/smoke: a SELF-TEST cluster, with the fault-injecting CRI proxy (fixtures/criproxy)
-                               between the kubelet and containerd, injecting FAULT (none forwards everything)
+                               between the kubelet and containerd, injecting FAULT (none forwards everything); for a
+                               fault of the OCI runtime wrapper (fixtures/ocifault, oci-*), the node's containerd runs
+                               the wrapper with it as its runc, and the proxy forwards everything
   -retain-on-failure           up: keep the nodes of a creation that failed, to look into; down removes them
   -report-dir DIR              where kind's logs go when smoke fails (default $ARTIFACTS or _artifacts)`
 
 func main() {
 	programs.Dispatch()
 	criproxy.Dispatch() // the node's CRI proxy is a copy of this binary
+	ocifault.Dispatch() // so is the OCI runtime wrapper of a cluster with an OCI fault
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
@@ -84,7 +88,8 @@ func main() {
 		os.Exit(2)
 	}
 	if *fault != "" {
-		if _, err := criproxy.Lookup(*fault); err != nil {
+		f, err := criproxy.Lookup(*fault)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "ectest-kind: -cri-proxy-fault: "+err.Error())
 			os.Exit(2)
 		}
@@ -94,6 +99,9 @@ func main() {
 			os.Exit(1)
 		}
 		o.CRIProxy = &kind.CRIProxy{Fault: *fault, Binary: self}
+		if f.OCIFault != "" {
+			o.OCIFault = &kind.OCIFault{Fault: f.OCIFault, Binary: self}
+		}
 	}
 	t, err := kind.ParseTopology(*topology)
 	if err != nil {
