@@ -168,7 +168,12 @@ func lifecycleSideEffects(ctx SpecContext, at placement) {
 	nodeBefore, unavailable := f.NodeReport(ctx, pod, targetMarker)
 	// The ephemeral container runs until the spec tells it to exit, so
 	// the pod is checked while it runs and after it exited.
-	running := f.RunEphemeral(ctx, pod.Name, exitingDebugger(f, "debugger", "ps; while [ ! -e /tmp/exit ]; do sleep 0.2; done; exit 3"))
+	// It targets the target container and carries the debug marker, as
+	// kubectl debug --target does: the debugging that could disturb it.
+	debugger := exitingDebugger(f, "debugger", "ps; while [ ! -e /tmp/exit ]; do sleep 0.2; done; exit 3")
+	debugger.TargetContainerName = "target"
+	debugger.Command = append(debugger.Command, f.DebugMarker("debugger"))
+	running := f.RunEphemeral(ctx, pod.Name, debugger)
 	Expect(conditionsSummary(running)).To(Equal(before), "pod phase or conditions changed while the ephemeral container runs")
 	b := capability.Observe(capability.NoSideEffects)
 	if unavailable == "" && len(nodeBefore.Found[targetMarker]) > 0 {
