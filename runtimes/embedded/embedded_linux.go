@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,7 +293,11 @@ func cleanupDir(l layout) error {
 	}
 	killProcessesMentioning(l.dir)
 	errs = append(errs, unmountBelow(l.dir))
-	bridge, _ := l.network()
+	bridge, subnet := l.network()
+	// A containerd that died (killed, or the machine's) left its sandboxes'
+	// network namespaces, named by CNI and kept in /run/netns, with their
+	// veths: those with an address in the run's subnet are the run's.
+	errs = append(errs, removeNetnsIn(subnet))
 	if _, err := os.Stat("/sys/class/net/" + bridge); err == nil {
 		if out, err := exec.Command("ip", "link", "delete", bridge).CombinedOutput(); err != nil {
 			errs = append(errs, fmt.Errorf("delete bridge %s: %v: %s", bridge, err, out))
@@ -300,6 +305,35 @@ func cleanupDir(l layout) error {
 	}
 	if err := os.RemoveAll(l.dir); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", l.dir, err))
+	}
+	return errors.Join(errs...)
+}
+
+// removeNetnsIn deletes the CNI network namespaces (/run/netns/cni-*)
+// whose eth0 has an address in subnet.
+func removeNetnsIn(subnet string) error {
+	_, ipnet, err := net.ParseCIDR(subnet)
+	if err != nil {
+		return err
+	}
+	names, _ := filepath.Glob("/run/netns/cni-*")
+	var errs []error
+	for _, path := range names {
+		name := filepath.Base(path)
+		out, err := exec.Command("ip", "-n", name, "-o", "-4", "addr", "show", "dev", "eth0").Output()
+		if err != nil {
+			continue // no eth0: not a sandbox of the suite's bridge network
+		}
+		for _, f := range strings.Fields(string(out)) {
+			ip, _, err := net.ParseCIDR(f)
+			if err != nil || !ipnet.Contains(ip) {
+				continue
+			}
+			if out, err := exec.Command("ip", "netns", "delete", name).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("delete network namespace %s: %v: %s", name, err, out))
+			}
+			break
+		}
 	}
 	return errors.Join(errs...)
 }
