@@ -72,7 +72,7 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		}
 	}
 	files := map[string]string{
-		l.ownerFile():                       strconv.Itoa(os.Getpid()),
+		l.ownerFile():                       strconv.Itoa(os.Getpid()) + " " + ownPIDNamespace(),
 		l.config():                          containerdConfig(l, o),
 		l.cniConf() + "/10-ectest.conflist": cniConfig(l),
 	}
@@ -262,7 +262,12 @@ func Sweep(baseDir string) error {
 	var errs []error
 	for _, e := range entries {
 		l := layout{id: e.Name(), dir: filepath.Join(baseDir, e.Name())}
-		if pid, err := readPID(l.ownerFile()); err == nil && processAlive(pid) {
+		pid, pidns, err := readOwner(l.ownerFile())
+		if err == nil && (processAlive(pid) || pidns != ownPIDNamespace()) {
+			// Alive, or a run of another PID namespace (a suite in a
+			// container): its PID says nothing here, so it is not judged
+			// dead (a run in a namespace of its own once killed the
+			// runtime of a run beside it this way).
 			continue
 		}
 		if err := cleanupDir(l); err != nil {
@@ -425,12 +430,31 @@ func unmountBelow(dir string) error {
 	return errors.Join(errs...)
 }
 
-func readPID(path string) (int, error) {
+// readOwner reads an owner file: the owner's PID and the PID namespace it
+// is a PID of (empty in a file of an older run: taken as this one's).
+func readOwner(path string) (pid int, pidns string, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return 0, "", fmt.Errorf("%s is empty", path)
+	}
+	if pid, err = strconv.Atoi(fields[0]); err != nil {
+		return 0, "", err
+	}
+	pidns = ownPIDNamespace()
+	if len(fields) > 1 {
+		pidns = fields[1]
+	}
+	return pid, pidns, nil
+}
+
+// ownPIDNamespace names this process's PID namespace (pid:[inode]).
+func ownPIDNamespace() string {
+	link, _ := os.Readlink("/proc/self/ns/pid")
+	return link
 }
 
 func processAlive(pid int) bool {

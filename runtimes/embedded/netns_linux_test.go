@@ -43,3 +43,33 @@ func TestRemoveNetnsIn(t *testing.T) {
 		t.Errorf("another subnet's network namespace %s was removed: %v", other, err)
 	}
 }
+
+// Sweep removes the directory of a dead run of this PID namespace and
+// leaves one whose owner is of another PID namespace (a suite run in a
+// container beside this one), whose PID it cannot judge.
+func TestSweepJudgesOnlyItsOwnPIDNamespace(t *testing.T) {
+	base := t.TempDir()
+	dead := 1 << 22 // above pid_max's default: no such process
+	for name, owner := range map[string]string{
+		"ours":   fmt.Sprintf("%d %s", dead, ownPIDNamespace()),
+		"old":    fmt.Sprintf("%d", dead),
+		"theirs": fmt.Sprintf("%d pid:[1]", dead),
+	} {
+		l := layout{id: name, dir: base + "/" + name}
+		if err := os.MkdirAll(l.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(l.ownerFile(), []byte(owner), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Sweep(base); err != nil {
+		t.Fatal(err)
+	}
+	for name, kept := range map[string]bool{"ours": false, "old": false, "theirs": true} {
+		_, err := os.Stat(base + "/" + name)
+		if (err == nil) != kept {
+			t.Errorf("%s: kept %v, want %v", name, err == nil, kept)
+		}
+	}
+}
