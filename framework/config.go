@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 )
 
 // Config is everything a run is told: plain data, filled from flags,
@@ -60,6 +61,34 @@ type Config struct {
 	// RuntimeClass is the RuntimeClass of every pod the cluster suite's
 	// specs create ("" for the cluster's default handler).
 	RuntimeClass string
+
+	// Suite is the suite whose flags these are.
+	Suite Suite
+	// RuntimeServiceTimeout and ImageServiceTimeout bound one CRI call and
+	// one image pull (Timeouts.RuntimeCall and ImagePull).
+	RuntimeServiceTimeout time.Duration
+	ImageServiceTimeout   time.Duration
+	// Parallel is the number of processes to run the specs in (1: this one).
+	Parallel int
+	// Expect is the expectation file of known deviations ("builtin": the
+	// project's own for the runtime under test; "": none).
+	Expect string
+	// ShowVersion prints the version and exits.
+	ShowVersion bool
+	// foreign are the other suite's flags that were given.
+	foreign []string
+}
+
+// Timeouts are DefaultTimeouts with what the flags change.
+func (c *Config) Timeouts() Timeouts {
+	t := DefaultTimeouts
+	if c.RuntimeServiceTimeout > 0 {
+		t.RuntimeCall = c.RuntimeServiceTimeout
+	}
+	if c.ImageServiceTimeout > 0 {
+		t.ImagePull = c.ImageServiceTimeout
+	}
+	return t
 }
 
 // Choices are what the flags' help names and defaults to from the catalogs
@@ -73,29 +102,134 @@ type Choices struct {
 	Busybox            string
 }
 
-// RegisterFlags binds the configuration to a flag set, naming in the help
-// what ch offers. Names follow critest where they overlap.
-func RegisterFlags(fs *flag.FlagSet, c *Config, ch Choices) {
-	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", "", "CRI runtime endpoint (unix:///path or npipe:////./pipe/name); empty starts the embedded containerd")
-	fs.StringVar(&c.ImageEndpoint, "image-endpoint", "", "CRI image endpoint (default: the runtime endpoint)")
-	fs.StringVar(&c.RuntimeHandler, "runtime-handler", "", "runtime handler (RuntimeClass) for sandboxes")
+// Suite names a suite binary: each has its own flags.
+type Suite string
+
+// The suites.
+const (
+	// SuiteCRI is the CRI suite (suites/cri, cri.test): a runtime endpoint.
+	SuiteCRI Suite = "cri"
+	// SuiteCluster is the cluster suite (suites/cluster, cluster.test): a
+	// cluster, given or made with kind.
+	SuiteCluster Suite = "cluster"
+)
+
+// title names the suite in messages.
+func (s Suite) title() string {
+	if s == SuiteCRI {
+		return "CRI"
+	}
+	return string(s)
+}
+
+// binary names the suite's test binary in messages.
+func (s Suite) binary() string { return string(s) + ".test" }
+
+// other is the other suite.
+func (s Suite) other() Suite {
+	if s == SuiteCRI {
+		return SuiteCluster
+	}
+	return SuiteCRI
+}
+
+// RegisterFlags binds the configuration to a flag set for one suite, naming
+// in the help what ch offers. Names follow critest where they overlap, and
+// critest's own names are aliases where the meaning is the same. The other
+// suite's flags are registered too, to be refused by Validate with one line
+// that says which suite they belong to.
+func RegisterFlags(fs *flag.FlagSet, c *Config, ch Choices, suite Suite) {
+	c.Suite = suite
+	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md, summary.json (docs/reports.md)")
+	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry (a fixed port, e.g. 127.0.0.1:5000, for a runtime configured to pull from it over plain HTTP)")
 	fs.StringVar(&c.Profile, "profile", "auto", "runtime profile: a builtin name, a profile file, auto (pick from the CRI Version and runtime handler), or probe (declare nothing: run every capability's specs, judge only what every runtime must support, and write observed-profile.yaml; exit 4 when done)")
-	fs.StringVar(&c.ImagesFile, "images-file", "", "YAML file overriding the test images per OS (see README)")
-	fs.StringVar(&c.WindowsBuild, "windows-build", "", "Windows nodes: the node's OS build (ltsc2019, ltsc2022, ltsc2025 or a build number) that picks the images file's set; default: this machine's")
-	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md")
-	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry")
-	fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint ("+strings.Join(ch.Runtimes, ", ")+")")
-	fs.StringVar(&c.Containerd, "embedded-containerd", DefaultContainerd, "containerd binary for the embedded runtime")
-	fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", DefaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
-	fs.StringVar(&c.Busybox, "busybox", ch.Busybox, "static busybox for the debug image the suite builds (at the default path, Debian's busybox-static is installed when missing)")
-	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "cluster suites: use this existing cluster and create nothing")
-	fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "cluster suites: kind node image to use (e.g. a stock kindest/node) instead of building one offline")
-	fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "cluster suites: Kubernetes version of the offline-built node image (default: the newest pinned release)")
-	fs.StringVar(&c.Topology, "topology", "", "cluster suites: the kind cluster's nodes: single (default), skew (a control plane of N and one worker per kubelet release of versions.yaml's skewKubelets, N..N-3, for the skew specs), or skew-pair (one worker of N-1); each has its own default cluster name")
-	fs.BoolVar(&c.KeepCluster, "keep-cluster", false, "cluster suites: leave the kind cluster running at the end")
-	fs.StringVar(&c.ClusterName, "cluster-name", "", "cluster suites: name of the kind cluster to make, or to reuse when it runs (default ectest)")
-	fs.StringVar(&c.NodeRuntime, "node-runtime", "", "cluster suites: container runtime of the offline-built node image ("+strings.Join(ch.NodeRuntimes, ", ")+"; default "+ch.DefaultNodeRuntime+")")
-	fs.StringVar(&c.RuntimeClass, "runtime-class", "", "cluster suites: RuntimeClass of the pods the specs create (e.g. "+ch.GVisorRuntimeClass+" on a -node-runtime=containerd-2-gvisor cluster); default: the cluster's default handler")
+	fs.StringVar(&c.ImagesFile, "images-file", "", "YAML file overriding the test images per OS (docs/running.md)")
+	fs.StringVar(&c.Busybox, "busybox", ch.Busybox, "static busybox for the debug image the suite builds (at the default path, Debian's busybox-static is installed when missing, never when -runtime-endpoint is given)")
+	fs.IntVar(&c.Parallel, ParallelFlag, 1, "run the specs in N processes (also -parallel N, critest's name; the Ginkgo CLI is built in), with the same exit codes and last line as a serial run")
+	fs.StringVar(&c.Expect, "expect", "", "expectation file of known deviations (the format of runtimes/expected), or builtin for the project's own for the runtime under test: exit 0 when the verdicts are exactly as expected, 1 when they changed")
+	fs.BoolVar(&c.ShowVersion, "version", false, "print the suite's version and exit")
+	suiteFlags(fs, c, ch, suite)
+	// The other suite's flags, refused (Validate) with a line naming their suite.
+	scratch := flag.NewFlagSet("", flag.ContinueOnError)
+	suiteFlags(scratch, &Config{}, ch, suite.other())
+	scratch.VisitAll(func(f *flag.Flag) {
+		if fs.Lookup(f.Name) != nil {
+			return
+		}
+		b, _ := f.Value.(interface{ IsBoolFlag() bool })
+		fs.Var(&foreignFlag{name: f.Name, of: suite.other(), isBool: b != nil && b.IsBoolFlag(), cfg: c}, f.Name, "(a flag of the "+suite.other().title()+" suite: refused here)")
+	})
+}
+
+// suiteFlags are the flags of one suite only.
+func suiteFlags(fs *flag.FlagSet, c *Config, ch Choices, suite Suite) {
+	switch suite {
+	case SuiteCRI:
+		fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", "", "CRI runtime endpoint (unix:///path or npipe:////./pipe/name); empty starts the embedded containerd")
+		fs.StringVar(&c.ImageEndpoint, "image-endpoint", "", "CRI image endpoint (default: the runtime endpoint)")
+		fs.StringVar(&c.RuntimeHandler, "runtime-handler", "", "runtime handler (RuntimeClass) for sandboxes")
+		fs.Var(alias{&c.ImagesFile}, "test-images-file", "critest's name of -images-file")
+		fs.StringVar(&c.WindowsBuild, "windows-build", "", "Windows nodes: the node's OS build (ltsc2019, ltsc2022, ltsc2025 or a build number) that picks the images file's set; default: this machine's")
+		fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint ("+strings.Join(ch.Runtimes, ", ")+")")
+		fs.StringVar(&c.Containerd, "embedded-containerd", DefaultContainerd, "containerd binary for the embedded runtime")
+		fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", DefaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
+		fs.DurationVar(&c.RuntimeServiceTimeout, "runtime-service-timeout", DefaultTimeouts.RuntimeCall, "bound of one CRI call that pulls nothing (critest's name)")
+		fs.DurationVar(&c.ImageServiceTimeout, "image-service-timeout", DefaultTimeouts.ImagePull, "bound of one image pull (critest's name)")
+	case SuiteCluster:
+		fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "use this existing cluster and create nothing")
+		fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "kind node image to use (e.g. a stock kindest/node) instead of building one offline")
+		fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "Kubernetes version of the offline-built node image (default: the newest pinned release)")
+		fs.StringVar(&c.Topology, "topology", "", "the kind cluster's nodes: single (default), skew (a control plane of N and one worker per kubelet release of versions.yaml's skewKubelets, N..N-3, for the skew specs), or skew-pair (one worker of N-1); each has its own default cluster name")
+		fs.BoolVar(&c.KeepCluster, "keep-cluster", false, "leave the kind cluster running at the end")
+		fs.StringVar(&c.ClusterName, "cluster-name", "", "name of the kind cluster to make, or to reuse when it runs (default ectest)")
+		fs.StringVar(&c.NodeRuntime, "node-runtime", "", "container runtime of the offline-built node image ("+strings.Join(ch.NodeRuntimes, ", ")+"; default "+ch.DefaultNodeRuntime+")")
+		fs.StringVar(&c.RuntimeClass, "runtime-class", "", "RuntimeClass of the pods the specs create (e.g. "+ch.GVisorRuntimeClass+" on a -node-runtime=containerd-2-gvisor cluster); default: the cluster's default handler")
+	}
+}
+
+// alias is a second name of a string flag.
+type alias struct{ p *string }
+
+func (a alias) String() string {
+	if a.p == nil {
+		return ""
+	}
+	return *a.p
+}
+func (a alias) Set(v string) error { *a.p = v; return nil }
+
+// foreignFlag is a flag of the other suite: given, Validate refuses it.
+type foreignFlag struct {
+	name   string
+	of     Suite
+	isBool bool
+	cfg    *Config
+}
+
+func (f *foreignFlag) String() string   { return "" }
+func (f *foreignFlag) IsBoolFlag() bool { return f.isBool }
+func (f *foreignFlag) Set(string) error {
+	f.cfg.foreign = append(f.cfg.foreign, fmt.Sprintf("-%s is a flag of the %s suite (%s), not of the %s suite (%s)", f.name, f.of.title(), f.of.binary(), f.of.other().title(), f.of.other().binary()))
+	return nil
+}
+
+// ParallelFlag is the flag -parallel N is read as: Ginkgo refuses a set
+// flag named "parallel" (it takes it for go test's, which does not run
+// Ginkgo specs in parallel), so parseFlags renames critest's -parallel.
+const ParallelFlag = "procs"
+
+// renameParallel turns -parallel (and --parallel) into -procs.
+func renameParallel(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		for _, p := range []string{"-parallel", "--parallel"} {
+			if a == p || strings.HasPrefix(a, p+"=") {
+				a = "-" + ParallelFlag + strings.TrimPrefix(a, p)
+			}
+		}
+		out[i] = a
+	}
+	return out
 }
 
 // DefaultRuntime is the embedded runtime without -runtime (the names are
@@ -129,13 +263,22 @@ func DefaultCNIBinDir() string {
 // what needs the runtime (does it answer) the suites' own checks.
 func (c *Config) Validate() error {
 	var errs []error
+	for _, f := range c.foreign {
+		errs = append(errs, errors.New(f))
+	}
+	if c.Parallel < 1 {
+		errs = append(errs, fmt.Errorf("-parallel %d: at least 1", c.Parallel))
+	}
+	if c.RuntimeServiceTimeout < 0 || c.ImageServiceTimeout < 0 {
+		errs = append(errs, errors.New("-runtime-service-timeout and -image-service-timeout must not be negative"))
+	}
 	if c.ImageEndpoint != "" && c.RuntimeEndpoint == "" {
 		errs = append(errs, errors.New("-image-endpoint needs -runtime-endpoint"))
 	}
 	if c.Runtime != DefaultRuntime && c.RuntimeEndpoint != "" {
 		errs = append(errs, errors.New("-runtime names an embedded runtime; -runtime-endpoint names yours: give one"))
 	}
-	if c.RuntimeEndpoint == "" && runtime.GOOS != "linux" {
+	if c.Suite == SuiteCRI && c.RuntimeEndpoint == "" && runtime.GOOS != "linux" {
 		errs = append(errs, errors.New("the embedded runtime exists only on Linux: give -runtime-endpoint"))
 	}
 	if _, _, err := net.SplitHostPort(c.RegistryAddr); err != nil {

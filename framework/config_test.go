@@ -15,7 +15,7 @@ func TestValidateWithoutCatalogs(t *testing.T) {
 	} {
 		var c Config
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)
-		RegisterFlags(fs, &c, Choices{})
+		RegisterFlags(fs, &c, Choices{}, SuiteCluster)
 		if err := fs.Parse([]string{args}); err != nil {
 			t.Fatal(err)
 		}

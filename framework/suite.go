@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,14 @@ import (
 // endpoint there, does the cluster answer). Bad input ends the process with
 // one "ectest:" line and exit code 2 before any spec or environment starts.
 func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
-	flag.Parse()
+	if os.Getenv(ginkgoCLIEnv) != "" {
+		runGinkgoCLIProcess() // -parallel's CLI process
+	}
+	parseFlags(flag.CommandLine, os.Args[1:])
+	if cfg.ShowVersion {
+		fmt.Println(VersionLine())
+		os.Exit(0)
+	}
 	if err := cfg.Validate(); err != nil {
 		Exit(err)
 	}
@@ -29,6 +37,9 @@ func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
 		if err := check(cfg); err != nil {
 			Exit(err)
 		}
+	}
+	if cfg.Parallel > 1 && !isParallelProcess() {
+		os.Exit(runParallel(cfg))
 	}
 	// A parallel process other than the first writes no reports; only a
 	// serial run (or process 1) can speak for the run.
@@ -38,6 +49,62 @@ func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
 		os.Exit(code) // the ginkgo CLI reports the run; make conformance reads the reports
 	}
 	os.Exit(exitCode(code, cfg.ReportDir))
+}
+
+// parseFlags parses the command line; a wrong flag is one "ectest:" line
+// naming the nearest flag and exit 2 (Go's flag package would print the
+// whole usage, Ginkgo's and the testing package's flags included).
+func parseFlags(fs *flag.FlagSet, args []string) {
+	fs.Init(fs.Name(), flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(renameParallel(args))
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(fs)
+		os.Exit(0)
+	case err != nil:
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			if near := nearestFlag(fs, name); near != "" {
+				msg += " (nearest: -" + near + ")"
+			}
+		}
+		Exit(errors.New(msg + "; -help lists the flags"))
+	}
+}
+
+// printUsage lists the suite's own flags; Ginkgo's and Go's are named only.
+func printUsage(fs *flag.FlagSet) {
+	out := os.Stdout
+	fmt.Fprintf(out, "Usage of %s (exit codes: 0 conformant or as expected, 1 nonconformant or changed, 2 bad input, 3 the run could not be done, 4 a probe was done):\n", filepath.Base(os.Args[0]))
+	fs.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "ginkgo.") || strings.HasPrefix(f.Name, "test.") || strings.HasSuffix(f.Usage, "refused here)") {
+			return
+		}
+		name, usage := flag.UnquoteUsage(f)
+		line := "  -" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(out, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			fmt.Fprintf(out, " (default %q)", f.DefValue)
+		}
+		fmt.Fprintln(out)
+	})
+	fmt.Fprintln(out, "Ginkgo's -ginkgo.* flags select and report specs (-ginkgo.label-filter, -ginkgo.focus, -ginkgo.v, -ginkgo.dry-run; -ginkgo.help? see https://onsi.github.io/ginkgo/#ginkgo-cli-overview); Go's -test.* flags apply too.")
+}
+
+// nearestFlag is the defined flag nearest to a wrong name ("" if none is near).
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	best, bestD := "", 4
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD || (d == bestD && f.Name < best) {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
 }
 
 // RunSuite runs a suite's specs. Before anything runs, it checks the spec

@@ -125,7 +125,7 @@ func main() {
 func suiteImages(ctx context.Context, args []string, logf func(string, ...any)) error {
 	var cfg framework.Config
 	fs := flag.NewFlagSet("suite-images", flag.ContinueOnError)
-	environment.RegisterFlags(fs, &cfg)
+	environment.RegisterFlags(fs, &cfg, framework.SuiteCluster)
 	var own []string
 	for _, a := range args {
 		if !strings.HasPrefix(strings.TrimLeft(a, "-"), "ginkgo.") {

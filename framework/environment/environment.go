@@ -39,6 +39,9 @@ type Environment struct {
 	Registry        string                 `json:"registry"`
 	LogRoot         string                 `json:"logRoot"`
 	ReportDir       string                 `json:"reportDir"`
+	// Timeouts are the run's (-runtime-service-timeout and
+	// -image-service-timeout change DefaultTimeouts').
+	Timeouts framework.Timeouts `json:"timeouts"`
 }
 
 // Marshal and Unmarshal carry the environment between parallel processes.
@@ -80,7 +83,7 @@ func CheckRuntime(c *framework.Config) error {
 // Up brings the environment up, saying through logf what it does. On
 // error, what was started is stopped again.
 func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(string, ...any)) (h *Handle, err error) {
-	h = &Handle{Env: &Environment{RunID: runID, RuntimeHandler: cfg.RuntimeHandler, ReportDir: cfg.ReportDir}}
+	h = &Handle{Env: &Environment{RunID: runID, RuntimeHandler: cfg.RuntimeHandler, ReportDir: cfg.ReportDir, Timeouts: cfg.Timeouts()}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, h.Down(context.Background()))
@@ -103,7 +106,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	// what its endpoint and its answers say (cri.DetectOS).
 	node := cri.NodeOS{OS: "linux", Evidence: "the suite's embedded runtime"}
 	if cfg.RuntimeEndpoint != "" {
-		dctx, cancel := context.WithTimeout(ctx, framework.DefaultTimeouts.RuntimeCall)
+		dctx, cancel := context.WithTimeout(ctx, h.Env.Timeouts.RuntimeCall)
 		node, err = cri.DetectOS(dctx, cfg.RuntimeEndpoint)
 		cancel()
 		if err != nil {
@@ -299,7 +302,7 @@ func (h *Handle) prePull(ctx context.Context, refs ...string) error {
 		if st.Image != nil {
 			continue
 		}
-		pctx, cancel := context.WithTimeout(ctx, framework.DefaultTimeouts.ImagePull)
+		pctx, cancel := context.WithTimeout(ctx, h.Env.Timeouts.ImagePull)
 		resp, err := conn.Image.PullImage(pctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
 		cancel()
 		if err != nil {
@@ -392,7 +395,7 @@ func (e *Environment) Session() (*cri.Session, error) {
 	}
 	return &cri.Session{
 		Runtime: rt, Image: img, Images: e.Images, Handler: e.RuntimeHandler, RunID: e.RunID,
-		LogRoot: e.LogRoot, Registry: e.Registry, Endpoint: e.RuntimeEndpoint, Timeouts: framework.DefaultTimeouts,
+		LogRoot: e.LogRoot, Registry: e.Registry, Endpoint: e.RuntimeEndpoint, Timeouts: e.Timeouts,
 		OS: e.Runtime.OS, Tools: cri.ToolsFor(e.Images.Tools(e.Runtime.OS)),
 		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI, Environment: registryCheck(e.Registry)},
 	}, nil

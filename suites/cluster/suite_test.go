@@ -24,7 +24,7 @@ import (
 // cfg is filled from flags and validated in TestMain; nothing writes it afterwards.
 var cfg framework.Config
 
-func init() { environment.RegisterFlags(flag.CommandLine, &cfg) }
+func init() { environment.RegisterFlags(flag.CommandLine, &cfg, framework.SuiteCluster) }
 
 func TestMain(m *testing.M) {
 	environment.Main(m, &cfg, func(c *framework.Config) error {
@@ -98,7 +98,7 @@ var _ = ReportAfterSuite("ectest reports", func(r Report) {
 	if env != nil {
 		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities, KubeletLayers: env.KubeletLayers()}
 	}
-	Expect(report.AfterSuite(cfg.ReportDir, r, subject, capability.LayerCluster)).To(Succeed())
+	Expect(report.AfterSuite(cfg.ReportDir, r, subject, capability.LayerCluster, cfg.Expect)).To(Succeed())
 })
 
 // newFramework creates the spec's namespace (deleted when the spec ends)

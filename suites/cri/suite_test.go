@@ -21,7 +21,7 @@ import (
 // registered to run; nothing writes it afterwards.
 var cfg framework.Config
 
-func init() { environment.RegisterFlags(flag.CommandLine, &cfg) }
+func init() { environment.RegisterFlags(flag.CommandLine, &cfg, framework.SuiteCRI) }
 
 func TestMain(m *testing.M) {
 	environment.Main(m, &cfg, environment.CheckRuntime, func(c *framework.Config) error {
@@ -86,7 +86,7 @@ var _ = ReportAfterSuite("ectest reports", func(r Report) {
 	if env != nil {
 		subject = &report.Subject{Runtime: env.Runtime, Profile: env.Profile.Name, Declared: env.Profile.Capabilities}
 	}
-	Expect(report.AfterSuite(cfg.ReportDir, r, subject, capability.LayerCRI)).To(Succeed())
+	Expect(report.AfterSuite(cfg.ReportDir, r, subject, capability.LayerCRI, cfg.Expect)).To(Succeed())
 })
 
 // newFramework is a spec's framework, bound to this process's session. The
