@@ -93,7 +93,7 @@ mutation-cluster:
 	REPORT_DIR=$(REPORT_DIR) LAYERS=cluster hack/mutation.sh
 
 ## runtimes: the CRI suite against every embedded runtime of runtimes/catalog (go run ./cmd/ectest-install -list; RUNTIMES="a b" for some),
-## one table with the runtimes as columns in $(REPORT_DIR)/runtimes/runtimes.md; each runtime's verdicts are then checked against suites/selftest/expected/
+## one table with the runtimes as columns in $(REPORT_DIR)/runtimes/runtimes.md; each runtime's verdicts are then checked against runtimes/expected/
 runtimes:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(ECTEST_FLAGS)" hack/runtimes.sh
 

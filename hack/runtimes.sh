@@ -22,12 +22,12 @@ for r in ${RUNTIMES:-$("$bin/ectest-report" -list-runtimes)}; do
   rc=$?
   grep -E '^ectest:' "$out/$r.log" | tail -n 3
   args+=("$r=$out/$r")
-  # A run with a matrix is checked against what suites/selftest/expected/
+  # A run with a matrix is checked against what runtimes/expected/
   # states for its runtime (with the upstream code behind each deviation).
   [ -f "$out/$r/matrix.json" ] && runs+=("$out/$r=$rc")
 done
 "$bin/ectest-report" -runtimes -o "$out" "${args[@]}" || exit $?
 [ -n "${ECTEST_FLAGS:-}" ] && exit 0 # other flags, other verdicts: nothing stated to check
-echo "ectest: checking each runtime's verdicts against suites/selftest/expected/"
+echo "ectest: checking each runtime's verdicts against runtimes/expected/"
 ECTEST_SELFTEST_RUNS="${runs[*]:-}" $go test -count=1 -run 'TestVerdictsMatchExpectations|TestOnlyNonconformanceFailsSpecs' ./suites/selftest/ ||
-  { echo "ectest: a runtime's verdicts differ from what suites/selftest/expected/ states (above)"; exit 1; }
+  { echo "ectest: a runtime's verdicts differ from what runtimes/expected/ states (above)"; exit 1; }

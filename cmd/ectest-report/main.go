@@ -9,7 +9,7 @@
 // It merges the runs' summaries too, and ends on one line saying how the
 // whole run ended, with its exit code: 0 conformant, 1 nonconformant, 3 the
 // run itself could not be done (a suite wrote no reports, say); 2 is bad
-// input to this command.
+// input to this command. With -expect, 0 is "as expected" and 1 "changed".
 package main
 
 import (
@@ -22,14 +22,24 @@ import (
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/report"
 	"github.com/ectest/ectest/runtimes/embedded"
+	"github.com/ectest/ectest/runtimes/expected"
 )
 
 func main() {
 	out := flag.String("o", "", "directory for the merged matrix.json/md and coverage.json/md")
 	runtimes := flag.Bool("runtimes", false, "make runtimes: arguments are NAME=REPORT_DIR of CRI-suite runs, one per runtime; writes runtimes.json/md")
 	listRuntimes := flag.Bool("list-runtimes", false, "print the embedded runtimes' names, one a line")
+	expect := flag.String("expect", "", "compare the merged verdicts with expectation files (runtimes/expected's format; builtin for the project's own): exit 0 as expected, 1 changed")
 	outcome := flag.String("outcome", "", "print the last line of the run whose reports are in this directory and exit with its code (a ginkgo -p run exits 0 or 1 itself)")
 	flag.Parse()
+	var files []*expected.File
+	if *expect != "" {
+		var err error
+		if files, err = expected.Load(*expect); err != nil {
+			fmt.Fprintln(os.Stderr, "ectest: "+err.Error())
+			os.Exit(framework.ExitBadInput)
+		}
+	}
 	if *outcome != "" {
 		run, err := report.ReadRun(*outcome)
 		if err != nil {
@@ -82,6 +92,9 @@ func main() {
 	}
 	fmt.Print(report.Table(m))
 	sum := report.MergeSummaries(*out, ss...)
+	if *expect != "" {
+		report.ApplyExpectations(&sum, files)
+	}
 	if err := report.WriteSummary(*out, sum); err != nil {
 		fail(err)
 	}

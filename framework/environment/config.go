@@ -13,6 +13,7 @@ import (
 	"github.com/ectest/ectest/kind/nodeimage"
 	"github.com/ectest/ectest/runtimes"
 	"github.com/ectest/ectest/runtimes/embedded"
+	"github.com/ectest/ectest/runtimes/expected"
 )
 
 // Choices are the catalogs' names and defaults the suites' flags offer.
@@ -29,7 +30,9 @@ func Choices() framework.Choices {
 
 // RegisterFlags binds a suite's configuration to fs, with the catalogs'
 // names in the help.
-func RegisterFlags(fs *flag.FlagSet, c *framework.Config) { framework.RegisterFlags(fs, c, Choices()) }
+func RegisterFlags(fs *flag.FlagSet, c *framework.Config, suite framework.Suite) {
+	framework.RegisterFlags(fs, c, Choices(), suite)
+}
 
 // Main is a suite's TestMain. A binary started as one of the suite's
 // programs (the target or pause of the test images, fixtures/programs) runs
@@ -67,6 +70,11 @@ func CheckConfig(c *framework.Config) error {
 			offers = strings.Join(rt.RuntimeClassNames(), ", ")
 		}
 		errs = append(errs, fmt.Errorf("-runtime-class %q: a kind cluster with the node runtime %s offers RuntimeClasses: %s (containerd-2-gvisor offers %s)", c.RuntimeClass, rt.Name, offers, nodeimage.GVisorRuntimeClass))
+	}
+	if c.Expect != "" {
+		if _, err := expected.Load(c.Expect); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.KubernetesVersion != "" {
 		if _, err := nodeimage.ParseVersion(c.KubernetesVersion); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/runtimes"
+	"github.com/ectest/ectest/runtimes/expected"
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -392,8 +393,9 @@ func (s *Subject) layers(layer capability.Layer) []capability.Layer {
 // (JUnit, JSON, the matrix of its layer, the requirement coverage) and
 // prints the matrix. With a nil subject (the environment never came up) the
 // matrix is empty. A dry run (a preview or --dry-run) ran nothing and
-// writes nothing.
-func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer) error {
+// writes nothing. expect is -expect: the run's verdicts are compared with
+// the expectation files it names ("" for none).
+func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer, expect string) error {
 	if r.SuiteConfig.DryRun {
 		return nil
 	}
@@ -437,6 +439,13 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer) 
 			fmt.Printf("observed profile (%s) in %s\n", o.Comparison(), path)
 		}
 		sum.Outcome = sum.outcome()
+	}
+	if expect != "" {
+		files, err := expected.Load(expect)
+		if err != nil {
+			return err
+		}
+		ApplyExpectations(&sum, files)
 	}
 	return WriteSummary(dir, sum)
 }

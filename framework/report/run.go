@@ -14,8 +14,11 @@ import (
 )
 
 // SummaryFormat is the version of summary.json this package writes: 2 adds
-// the specs' verdicts (Summary.Judged). ReadRun reads every version.
-const SummaryFormat = 2
+// the specs' verdicts (Summary.Judged); 3 the expectations of a run with
+// -expect (Summary.Expectations), the capabilities each spec observed
+// (SpecVerdict.Capabilities) and the conformant ones per layer
+// (LayerSummary.ConformantCapabilities). ReadRun reads every version.
+const SummaryFormat = 3
 
 // Run is what one suite run's report folder says, as every report after
 // the run reads it (ReadRun): the verdicts the run decided, never decided

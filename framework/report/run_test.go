@@ -25,7 +25,7 @@ func TestReadRunOldAndNewSummaries(t *testing.T) {
 	env := spec("pull [LIFE-6]", types.SpecStateFailed, types.NodeTypeIt)
 	env.Failure.Message = capability.EnvironmentErrorPrefix + "the registry does not answer"
 	r := types.Report{SuiteDescription: "s", SpecReports: types.SpecReports{failed, env, spec("ok [CRI-2]", types.SpecStatePassed, 0)}}
-	if err := AfterSuite(dir, r, &Subject{Runtime: rt, Profile: "p", Declared: declared}, capability.LayerCRI); err != nil {
+	if err := AfterSuite(dir, r, &Subject{Runtime: rt, Profile: "p", Declared: declared}, capability.LayerCRI, ""); err != nil {
 		t.Fatal(err)
 	}
 	check := func(what string) {

@@ -3,11 +3,13 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/runtimes/expected"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
@@ -37,7 +39,97 @@ type Summary struct {
 	// Probe is set for a probe (-profile=probe): nothing but what every
 	// runtime must support was judged, and the run wrote what it observed.
 	Probe *ProbeSummary `json:"probe,omitempty"`
+	// Expectations is set for a run with -expect: its verdicts compared
+	// with the known deviations of the runtime's expectation file. Such a
+	// run never says "conformant": exit 0 means "as expected".
+	Expectations *Expectations `json:"expectations,omitempty"`
 }
+
+// Expectations compares a run with the expectation files it was given
+// (runtimes/expected's format).
+type Expectations struct {
+	// Files are the files applied, per layer ("cri: builtin:containerd-2.yaml"),
+	// or the layer's runtime that no file is about.
+	Files []string `json:"files"`
+	// Known are the expected deviations observed again, each with the
+	// upstream code or issue behind it.
+	Known []string `json:"known,omitempty"`
+	// New are nonconformances no file expects: the run changed (exit 1).
+	New []string `json:"new,omitempty"`
+	// Fixed are expected deviations observed conformant: the run changed
+	// (exit 1), and the entry should leave its file.
+	Fixed []string `json:"fixed,omitempty"`
+	// Unchecked are expected deviations this run did not judge (a label
+	// filter, another layer): neither known nor fixed.
+	Unchecked []string `json:"unchecked,omitempty"`
+}
+
+// Changed says whether the run differs from its expectations.
+func (e *Expectations) Changed() bool { return len(e.New) > 0 || len(e.Fixed) > 0 }
+
+// ApplyExpectations compares the summary with the expectation files (each
+// layer with the file about its runtime) and recomputes its outcome: exit 0
+// "as expected" when the nonconformances are exactly the known deviations
+// observed, 1 "CHANGED" with what is new and what was fixed. A nonconformant
+// spec is known when a capability it observed is a known deviation. Run
+// errors still end the run with exit 3: they have no verdict to compare.
+func ApplyExpectations(s *Summary, files []*expected.File) {
+	e := &Expectations{}
+	known := map[capability.Name]bool{}
+	for _, l := range s.Layers {
+		f := expected.For(files, l.Runtime)
+		if f == nil {
+			e.Files = append(e.Files, fmt.Sprintf("%s: none for %s %s (every nonconformance is new)", l.Layer, l.Runtime.Name, l.Runtime.Version))
+			for _, n := range l.Nonconformant {
+				e.New = append(e.New, fmt.Sprintf("%s (%s layer)", n, l.Layer))
+			}
+			continue
+		}
+		e.Files = append(e.Files, fmt.Sprintf("%s: %s", l.Layer, f.Path))
+		dev := map[capability.Name]bool{}
+		for _, n := range f.Deviations() {
+			dev[n] = true
+		}
+		nc := map[capability.Name]bool{}
+		for _, n := range l.Nonconformant {
+			nc[n] = true
+			if dev[n] {
+				known[n] = true
+				e.Known = append(e.Known, fmt.Sprintf("%s (%s layer; %s)", n, l.Layer, f.Verdicts[n].Upstream))
+			} else {
+				e.New = append(e.New, fmt.Sprintf("%s (%s layer)", n, l.Layer))
+			}
+		}
+		conformant := map[capability.Name]bool{}
+		for _, n := range l.ConformantCapabilities {
+			conformant[n] = true
+		}
+		for _, n := range f.Deviations() {
+			switch {
+			case nc[n]:
+			case conformant[n]:
+				e.Fixed = append(e.Fixed, fmt.Sprintf("%s (%s layer: conformant now; remove it from %s)", n, l.Layer, f.Path))
+			default:
+				e.Unchecked = append(e.Unchecked, fmt.Sprintf("%s (%s layer)", n, l.Layer))
+			}
+		}
+	}
+	for _, sv := range s.Judged {
+		if sv.Verdict != capability.Nonconformant {
+			continue
+		}
+		explained := false
+		for _, n := range sv.Capabilities {
+			explained = explained || known[n]
+		}
+		if !explained {
+			e.New = append(e.New, "spec "+sv.Spec)
+		}
+	}
+	s.Expectations = e
+	s.Outcome = s.outcome()
+}
+
 
 // ProbeSummary is what a probe wrote: per layer, the observed profile and
 // how it compares with the builtin profile -profile=auto would pick.
@@ -48,9 +140,11 @@ type ProbeSummary struct {
 
 // LayerSummary counts one layer's capability verdicts.
 type LayerSummary struct {
-	Layer         capability.Layer       `json:"layer"`
-	Runtime       capability.RuntimeInfo `json:"runtime"`
-	Conformant    int                    `json:"conformant"`
+	Layer      capability.Layer       `json:"layer"`
+	Runtime    capability.RuntimeInfo `json:"runtime"`
+	Conformant int                    `json:"conformant"`
+	// ConformantCapabilities names them.
+	ConformantCapabilities []capability.Name `json:"conformantCapabilities,omitempty"`
 	Nonconformant []capability.Name      `json:"nonconformant,omitempty"`
 	NotObserved   int                    `json:"notObserved"`
 	NotApplicable int                    `json:"notApplicable"`
@@ -92,6 +186,8 @@ type SpecVerdict struct {
 	Message string `json:"message,omitempty"`
 	// Node is where a failure was raised ("It", "BeforeEach", ...).
 	Node string `json:"node,omitempty"`
+	// Capabilities are those the spec observed.
+	Capabilities []capability.Name `json:"capabilities,omitempty"`
 }
 
 // maxMessage bounds the failure message a summary keeps per spec; the
@@ -112,6 +208,11 @@ func JudgeSpecReport(sr types.SpecReport) SpecVerdict {
 		FailedInSpecBody: sr.Failure.FailureNodeType == types.NodeTypeIt, Observations: specObservations(sr)}
 	v, why := capability.JudgeSpec(end)
 	out := SpecVerdict{Spec: what, State: end.State, Verdict: v, Why: why, Message: truncate(strings.TrimSpace(sr.Failure.Message), maxMessage)}
+	for _, o := range end.Observations {
+		if !slices.Contains(out.Capabilities, o.Capability) {
+			out.Capabilities = append(out.Capabilities, o.Capability)
+		}
+	}
 	if sr.State.Is(types.SpecStateFailureStates) {
 		out.Node = sr.Failure.FailureNodeType.String()
 	}
@@ -168,6 +269,7 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 			switch row.Layers[l].Verdict {
 			case capability.Conformant:
 				ls.Conformant++
+				ls.ConformantCapabilities = append(ls.ConformantCapabilities, row.Capability)
 			case capability.Nonconformant:
 				ls.Nonconformant = append(ls.Nonconformant, row.Capability)
 			case capability.VerdictNotApplicable:
@@ -258,9 +360,27 @@ func (s Summary) outcome() framework.Outcome {
 	}
 	parts = append(parts, fmt.Sprintf("specs: %d passed, %d failed, %d skipped", s.Specs.Passed, s.Specs.Failed, s.Specs.Skipped))
 	code, verdict := framework.ExitConformant, "conformant"
-	switch {
+	switch e := s.Expectations; {
 	case len(s.RunErrors) > 0:
 		code, verdict = framework.ExitRunFailed, fmt.Sprintf("RUN FAILED (%d errors of the run itself, no verdict; first: %s)", len(s.RunErrors), truncate(s.RunErrors[0], 200))
+	case e != nil && e.Changed():
+		var what []string
+		if len(e.New) > 0 {
+			what = append(what, fmt.Sprintf("%d new nonconformances: %s", len(e.New), truncate(strings.Join(e.New, ", "), 300)))
+		}
+		if len(e.Fixed) > 0 {
+			what = append(what, fmt.Sprintf("%d fixed, to leave the expectation file: %s", len(e.Fixed), truncate(strings.Join(e.Fixed, ", "), 300)))
+		}
+		code, verdict = framework.ExitNonconformant, "CHANGED from expectations ("+strings.Join(what, "; ")+")"
+	case e != nil:
+		verdict = fmt.Sprintf("as expected: %d known deviations", len(e.Known))
+		if len(e.Known) > 0 {
+			var names []string
+			for _, k := range e.Known {
+				names = append(names, strings.SplitN(k, " (", 2)[0])
+			}
+			verdict += " (" + strings.Join(names, ", ") + ")"
+		}
 	case len(s.Nonconformances) > 0 || s.nonconformantCells() > 0:
 		code, verdict = framework.ExitNonconformant, fmt.Sprintf("NONCONFORMANT (%d failed requirement checks)", max(len(s.Nonconformances), s.nonconformantCells()))
 	}
@@ -347,6 +467,13 @@ func SummaryMarkdown(s Summary) string {
 		for _, it := range sorted {
 			fmt.Fprintf(&b, "- %s\n", it)
 		}
+	}
+	if e := s.Expectations; e != nil {
+		fmt.Fprintf(&b, "\nCompared with expectations: %s.\n", strings.Join(e.Files, "; "))
+		list("Known deviations (expected, observed again)", e.Known)
+		list("New nonconformances (not expected: the run changed)", e.New)
+		list("Fixed (expected nonconformant, observed conformant: remove from the file)", e.Fixed)
+		list("Expected deviations not judged in this run", e.Unchecked)
 	}
 	list("Nonconformances (a judge said no)", s.Nonconformances)
 	list("Errors of the run itself (no verdict)", s.RunErrors)

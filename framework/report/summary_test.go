@@ -104,7 +104,7 @@ func TestProbeWritesTheObservedProfileAndSaysItWasAProbe(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			r := types.Report{SuiteDescription: "s", SpecReports: c.specs, SuiteSucceeded: c.want != framework.ExitNonconformant}
-			if err := AfterSuite(dir, r, &Subject{Runtime: rt, Profile: probe.Name, Declared: probe.Capabilities}, capability.LayerCRI); err != nil {
+			if err := AfterSuite(dir, r, &Subject{Runtime: rt, Profile: probe.Name, Declared: probe.Capabilities}, capability.LayerCRI, ""); err != nil {
 				t.Fatal(err)
 			}
 			s, err := ReadSummary(dir)

@@ -9,7 +9,7 @@
 // The embedded runtimes (runtimes/embedded.Flavors) and the offline kind
 // node image's runtimes (kind/nodeimage.NodeRuntimes) are views of it:
 // adding a runtime that reuses a handler is one entry here (plus its
-// expected verdicts, suites/selftest/expected/<name>.yaml).
+// expected verdicts, runtimes/expected/<name>.yaml).
 //
 // The package is data and small helpers: it imports nothing of the
 // framework or of kind.

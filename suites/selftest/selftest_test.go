@@ -12,8 +12,8 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/report"
+	"github.com/ectest/ectest/runtimes/expected"
 	"github.com/onsi/ginkgo/v2/types"
-	"sigs.k8s.io/yaml"
 )
 
 // Runs to check are named by the environment that hack/selftest.sh sets:
@@ -36,45 +36,15 @@ func runs(t *testing.T) map[string]int {
 	return out
 }
 
-type expectation struct {
-	RuntimeName   string `json:"runtimeName"`
-	VersionPrefix string `json:"versionPrefix"`
-	// Handler is the runtime handler the sandboxes ran with (gVisor's
-	// "runsc"): "" matches any.
-	Handler  string `json:"handler,omitempty"`
-	Profile  string `json:"profile"`
-	Verdicts map[capability.Name]struct {
-		Verdict capability.Verdict `json:"verdict"`
-		Reason  string             `json:"reason"`
-	} `json:"verdicts"`
-}
-
-func expectationFor(t *testing.T, rt capability.RuntimeInfo) expectation {
+// expectationFor is the project's expectation file for the runtime
+// (runtimes/expected, built into the suite binaries for -expect=builtin).
+func expectationFor(t *testing.T, rt capability.RuntimeInfo) *expected.File {
 	t.Helper()
-	files, err := filepath.Glob("expected/*.yaml")
-	if err != nil {
-		t.Fatal(err)
+	if f := expected.For(expected.BuiltinFiles(), rt); f != nil {
+		return f
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e expectation
-		if err := yaml.UnmarshalStrict(data, &e); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for n := range e.Verdicts {
-			if _, err := capability.Lookup(string(n)); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-		}
-		if e.RuntimeName == rt.Name && strings.HasPrefix(rt.Version, e.VersionPrefix) && (e.Handler == "" || e.Handler == handler(rt)) {
-			return e
-		}
-	}
-	t.Fatalf("no expectation file in expected/ for runtime %s %s: the suite's verdicts for this runtime version are not stated", rt.Name, rt.Version)
-	return expectation{}
+	t.Fatalf("no expectation file in runtimes/expected/ for runtime %s %s (handler %s): the suite's verdicts for this runtime version are not stated", rt.Name, rt.Version, handler(rt))
+	return nil
 }
 
 // handler is the run's runtime handler, "default" for the runtime's own.
