@@ -130,7 +130,6 @@ func ApplyExpectations(s *Summary, files []*expected.File) {
 	s.Outcome = s.outcome()
 }
 
-
 // ProbeSummary is what a probe wrote: per layer, the observed profile and
 // how it compares with the builtin profile -profile=auto would pick.
 type ProbeSummary struct {
@@ -145,9 +144,9 @@ type LayerSummary struct {
 	Conformant int                    `json:"conformant"`
 	// ConformantCapabilities names them.
 	ConformantCapabilities []capability.Name `json:"conformantCapabilities,omitempty"`
-	Nonconformant []capability.Name      `json:"nonconformant,omitempty"`
-	NotObserved   int                    `json:"notObserved"`
-	NotApplicable int                    `json:"notApplicable"`
+	Nonconformant          []capability.Name `json:"nonconformant,omitempty"`
+	NotObserved            int               `json:"notObserved"`
+	NotApplicable          int               `json:"notApplicable"`
 	// NotSupportedOnOS are declared not applicable because the node's OS
 	// has no such thing, and observed so (what a debug container there
 	// sees instead is in the matrix).
