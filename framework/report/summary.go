@@ -106,6 +106,8 @@ func ApplyExpectations(s *Summary, files []*expected.File) {
 		}
 		for _, n := range f.Deviations() {
 			switch {
+			case !capability.AtLayer(n, l.Layer):
+				// judged at another layer only: nothing to compare here
 			case nc[n]:
 			case conformant[n]:
 				e.Fixed = append(e.Fixed, fmt.Sprintf("%s (%s layer: conformant now; remove it from %s)", n, l.Layer, f.Path))
@@ -315,12 +317,36 @@ func MergeSummaries(dir string, ss ...Summary) Summary {
 		out.Nonconformances = append(out.Nonconformances, s.Nonconformances...)
 		out.RunErrors = append(out.RunErrors, s.RunErrors...)
 		out.Judged = append(out.Judged, s.Judged...)
+		if s.Expectations != nil {
+			if out.Expectations == nil {
+				out.Expectations = &Expectations{}
+			}
+			e := out.Expectations
+			e.Files = append(e.Files, s.Expectations.Files...)
+			e.Known = append(e.Known, s.Expectations.Known...)
+			e.New = append(e.New, s.Expectations.New...)
+			e.Fixed = append(e.Fixed, s.Expectations.Fixed...)
+			e.Unchecked = append(e.Unchecked, s.Expectations.Unchecked...)
+		}
 		if s.Probe != nil {
 			if out.Probe == nil {
 				out.Probe = &ProbeSummary{}
 			}
 			out.Probe.ObservedProfiles = append(out.Probe.ObservedProfiles, s.Probe.ObservedProfiles...)
 			out.Probe.Comparisons = append(out.Probe.Comparisons, s.Probe.Comparisons...)
+		}
+	}
+	if out.Expectations != nil {
+		// A run compared with nothing among runs that were: its
+		// nonconformances are all new.
+		for _, s := range ss {
+			if s.Expectations == nil {
+				for _, l := range s.Layers {
+					for _, n := range l.Nonconformant {
+						out.Expectations.New = append(out.Expectations.New, fmt.Sprintf("%s (%s layer, a run without -expect)", n, l.Layer))
+					}
+				}
+			}
 		}
 	}
 	out.Outcome = out.outcome()
