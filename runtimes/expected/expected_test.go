@@ -46,10 +46,10 @@ func names(ns []capability.Name) []string {
 
 func TestParseRefuses(t *testing.T) {
 	for body, want := range map[string]string{
-		"runtimeName: x\nverdicts:\n  pid-target:\n    verdict: nonconformant\n    reason: r\n":             "needs the upstream code or issue",
+		"runtimeName: x\nverdicts:\n  pid-target:\n    verdict: nonconformant\n    reason: r\n":                 "needs the upstream code or issue",
 		"runtimeName: x\nverdicts:\n  pid-targt:\n    verdict: nonconformant\n    reason: r\n    upstream: u\n": "pid-targt",
 		"runtimeName: x\nbogus: 1\n": "bogus",
-		"verdicts: {}\n":              "runtimeName is empty",
+		"verdicts: {}\n":             "runtimeName is empty",
 	} {
 		if _, err := Parse("f.yaml", []byte(body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", body, err, want)
