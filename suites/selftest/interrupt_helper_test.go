@@ -4,6 +4,7 @@ package selftest
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -19,8 +20,16 @@ import (
 // to interrupt itself (a -ginkgo.timeout running out mid-spec).
 func interruptRun(t *testing.T, argv []string, signal bool, ready func() bool, what string, within, stopWithin time.Duration) *bytes.Buffer {
 	t.Helper()
+	out, _ := interruptRunEnv(t, argv, nil, signal, ready, what, within, stopWithin)
+	return out
+}
+
+// interruptRunEnv is interruptRun with more environment, and the exit code.
+func interruptRunEnv(t *testing.T, argv, env []string, signal bool, ready func() bool, what string, within, stopWithin time.Duration) (*bytes.Buffer, int) {
+	t.Helper()
 	out := &bytes.Buffer{}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -52,9 +61,10 @@ func interruptRun(t *testing.T, argv []string, signal bool, ready func() bool, w
 		if err == nil {
 			t.Errorf("an interrupted run exited 0:\n%s", out.String())
 		}
+		return out, cmd.ProcessState.ExitCode()
 	case <-time.After(stopWithin):
 		kill()
 		t.Fatalf("the run did not stop within %s of Ctrl-C:\n%s", stopWithin, out.String())
 	}
-	return out
+	return out, -1
 }

@@ -1,0 +1,278 @@
+//go:build linux
+
+package selftest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The exit-code contract (README, "Reading results"), entry point by entry
+// point: each documented way of running the CRI suite is run with bad
+// input, a misspelt label, a nonconformance, an error of the run and
+// Ctrl-C, and must end with the documented code and last line. make exits
+// 2 for any failed recipe and its last line carries the suite's code
+// ("Error N"); the ectest line is the one before it. The table of what was
+// seen is written to $ECTEST_SELFTEST_CONTRACT_OUT/contract.md.
+//
+// hack/contract-selftest.sh sets the environment: ECTEST_SELFTEST_CONTRACT_BIN
+// (a folder with cri.test), ECTEST_SELFTEST_CONTRACT_ENDPOINT (a runtime
+// started outside the suite by ectest-runtime, for make certify, with its
+// registry address in ECTEST_SELFTEST_CONTRACT_REGISTRY) and, for the
+// expectation self-test, ECTEST_SELFTEST_CONTRACT_FAULT_ENDPOINT (the same
+// runtime through the CRI proxy with a fault that adds a deviation).
+
+type contractEntry struct {
+	name string
+	// argv builds the command for suite flags, a label filter and a report
+	// folder.
+	argv func(flags []string, labels, report string) []string
+	make bool
+	// only restricts the entry to some cases (the full make conformance
+	// runs a cluster: its runs are the acceptance's, by hand).
+	only []string
+}
+
+type contractCase struct {
+	name   string
+	flags  []string
+	labels string
+	env    []string
+	code   int
+	line   string // a regular expression the ectest line must match
+	signal bool
+}
+
+func TestExitCodeContract(t *testing.T) {
+	binDir := os.Getenv("ECTEST_SELFTEST_CONTRACT_BIN")
+	if binDir == "" {
+		t.Skip("ECTEST_SELFTEST_CONTRACT_BIN is not set (hack/contract-selftest.sh sets it)")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := os.Getenv("ECTEST_SELFTEST_CONTRACT_ENDPOINT")
+	registry := os.Getenv("ECTEST_SELFTEST_CONTRACT_REGISTRY")
+	bin := filepath.Join(binDir, "cri.test")
+	withLabels := func(argv []string, labels string) []string {
+		if labels != "" {
+			argv = append(argv, "-ginkgo.label-filter="+labels)
+		}
+		return argv
+	}
+	makeArgs := func(target string, flags []string, labels, report string, extra ...string) []string {
+		return append([]string{"make", "--no-print-directory", "-C", root, target, "ECTEST_FLAGS=" + strings.Join(flags, " "), "LABELS=" + labels, "REPORT_DIR=" + report, "PROCS=4"}, extra...)
+	}
+	entries := []contractEntry{
+		{name: "cri.test (serial)", argv: func(f []string, l, r string) []string {
+			return withLabels(append([]string{bin, "-report-dir=" + r}, f...), l)
+		}},
+		{name: "cri.test -parallel=4", argv: func(f []string, l, r string) []string {
+			return withLabels(append([]string{bin, "-parallel=4", "-report-dir=" + r}, f...), l)
+		}},
+		{name: "make conformance-cri", make: true, argv: func(f []string, l, r string) []string { return makeArgs("conformance-cri", f, l, r) }},
+		{name: "make certify", make: true, argv: func(f []string, l, r string) []string {
+			return makeArgs("certify", append([]string{"-registry-addr=" + registry}, f...), l, r, "RUNTIME_ENDPOINT="+endpoint)
+		}},
+		{name: "make conformance", make: true, only: []string{"bad input", "misspelt label"}, argv: func(f []string, l, r string) []string {
+			if l != "" {
+				f = append(f, "-ginkgo.label-filter="+l)
+			}
+			return makeArgs("conformance", f, "", r)
+		}},
+	}
+	cases := []contractCase{
+		{name: "bad input", flags: []string{"-runtime-endpiont=unix:///x.sock"}, code: 2, line: `^ectest: flag provided but not defined: -runtime-endpiont \(nearest: -runtime-endpoint\)`},
+		{name: "misspelt label", labels: "pid-targt", code: 2, line: `^ectest: .*"pid-targt" \(nearest: pid-target`},
+		{name: "nonconformance", labels: "target-id-validation", code: 1, line: `^ectest: NONCONFORMANT .*target-id-validation.*\(exit 1\)$`},
+		{name: "run error", labels: "image-pull-at-debug-time", env: []string{"ECTEST_SELFTEST_REGISTRY_DOWN=1"}, code: 3, line: `^ectest: RUN FAILED .*\(exit 3\)$`},
+		{name: "SIGINT", labels: "pid", signal: true, code: 3, line: `^ectest: RUN FAILED .*(nterrupt|no verdict).*\(exit 3\)$`},
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "| entry point | case | exit code | last line |\n|---|---|---|---|\n")
+	for _, e := range entries {
+		for _, c := range cases {
+			if len(e.only) > 0 && !contains(e.only, c.name) {
+				continue
+			}
+			if e.name == "make certify" && endpoint == "" {
+				continue
+			}
+			t.Run(e.name+"/"+c.name, func(t *testing.T) {
+				report := t.TempDir()
+				code, out, took := runContract(t, e.argv(c.flags, c.labels, report), c.env, c.signal)
+				lines := nonEmptyLines(out)
+				last := ""
+				if len(lines) > 0 {
+					last = lines[len(lines)-1]
+				}
+				fmt.Fprintf(&table, "| %s | %s | %d | `%s` (%s) |\n", e.name, c.name, code, truncateLine(last, 160), took.Round(time.Second))
+				wantCode, ectestLine := c.code, last
+				if e.make && c.code != 0 {
+					wantCode = 2
+					wantMake := regexp.MustCompile(fmt.Sprintf(`^make: \*\*\* \[Makefile:\d+: [a-z-]+\] Error %d$`, c.code))
+					if !wantMake.MatchString(last) {
+						t.Errorf("last line %q, want make's \"Error %d\"", last, c.code)
+					}
+					ectestLine = ""
+					if len(lines) > 1 {
+						ectestLine = lines[len(lines)-2]
+					}
+				}
+				if code != wantCode {
+					t.Errorf("exit code %d, want %d", code, wantCode)
+				}
+				if !regexp.MustCompile(c.line).MatchString(ectestLine) {
+					t.Errorf("ectest line %q, want /%s/", ectestLine, c.line)
+				}
+				if c.name == "bad input" || c.name == "misspelt label" {
+					if n := strings.Count(out, "\n"); !e.make && n > 1 {
+						t.Errorf("bad input printed %d lines, want one:\n%s", n, out)
+					}
+					if strings.Contains(out, "Ginkgo timed out") || strings.Contains(out, "Ran ") {
+						t.Errorf("bad input ran something:\n%s", out)
+					}
+				}
+				if c.signal {
+					checkNothingLeft(t, endpoint)
+				}
+				if t.Failed() {
+					t.Logf("output:\n%s", out)
+				}
+			})
+		}
+	}
+	if dir := os.Getenv("ECTEST_SELFTEST_CONTRACT_OUT"); dir != "" {
+		_ = os.MkdirAll(dir, 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "contract.md"), []byte(table.String()), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Logf("\n%s", table.String())
+}
+
+// TestExpectationsTurnOnAChange: make certify with the project's
+// expectation file exits 0 "as expected" against the runtime as it is, and
+// 1 "CHANGED" through a CRI-proxy fault that adds a deviation (a self-test:
+// the fault must not be absorbed by the expectations).
+func TestExpectationsTurnOnAChange(t *testing.T) {
+	endpoint, faulty := os.Getenv("ECTEST_SELFTEST_CONTRACT_ENDPOINT"), os.Getenv("ECTEST_SELFTEST_CONTRACT_FAULT_ENDPOINT")
+	if endpoint == "" || faulty == "" {
+		t.Skip("ECTEST_SELFTEST_CONTRACT_ENDPOINT and _FAULT_ENDPOINT are not set (hack/contract-selftest.sh sets them)")
+	}
+	root, _ := filepath.Abs("../..")
+	registry := os.Getenv("ECTEST_SELFTEST_CONTRACT_REGISTRY")
+	for _, c := range []struct {
+		endpoint, code, line string
+	}{
+		{endpoint, "0", `^ectest: (SELF-TEST [^:]*: )?as expected: 2 known deviations \(target-id-validation, unknown-namespace-mode-error\).*\(exit 0\)$`},
+		{faulty, "1", `^ectest: (SELF-TEST [^:]*: )?CHANGED from expectations \(1 new nonconformances: net-pod .*\(exit 1\)$`},
+	} {
+		report := t.TempDir()
+		code, out, _ := runContract(t, []string{"make", "--no-print-directory", "-C", root, "certify", "RUNTIME_ENDPOINT=" + c.endpoint, "EXPECT=builtin", "ECTEST_FLAGS=-registry-addr=" + registry, "REPORT_DIR=" + report}, nil, false)
+		lines := nonEmptyLines(out)
+		ectestLine := lines[len(lines)-1]
+		if c.code != "0" {
+			ectestLine = lines[len(lines)-2]
+			if !strings.HasSuffix(lines[len(lines)-1], "Error "+c.code) {
+				t.Errorf("%s: make's line %q, want Error %s", c.endpoint, lines[len(lines)-1], c.code)
+			}
+		}
+		if fmt.Sprint(code) != c.code && !(c.code != "0" && code == 2) {
+			t.Errorf("%s: exit %d, want %s", c.endpoint, code, c.code)
+		}
+		if !regexp.MustCompile(c.line).MatchString(ectestLine) {
+			t.Errorf("%s: line %q, want /%s/\n%s", c.endpoint, ectestLine, c.line, out)
+		}
+	}
+}
+
+// runContract runs argv in a process group of its own (as a terminal runs
+// a command); with signal, Ctrl-C goes to the group once a spec's sandbox
+// exists.
+func runContract(t *testing.T, argv, env []string, signal bool) (int, string, time.Duration) {
+	t.Helper()
+	if signal {
+		start := time.Now()
+		out, code := interruptRunEnv(t, argv, env, true, func() bool {
+			socks, _ := filepath.Glob("/var/lib/ectest/*/*/containerd.sock")
+			for _, s := range socks {
+				if sandboxes(s) > 0 {
+					return true
+				}
+			}
+			return false
+		}, "a sandbox of the run", 6*time.Minute, 3*time.Minute)
+		return code, out.String(), time.Since(start)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		exit, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("%v: %v", argv, err)
+		}
+		code = exit.ExitCode()
+	}
+	return code, out.String(), time.Since(start)
+}
+
+// checkNothingLeft: after Ctrl-C, no runtime the suite started is left, and
+// the runtime started outside the suite has no sandbox of the run.
+func checkNothingLeft(t *testing.T, endpoint string) {
+	t.Helper()
+	entries, _ := os.ReadDir("/var/lib/ectest/embedded")
+	for _, e := range entries {
+		t.Errorf("embedded runtime state left after Ctrl-C: %s", e.Name())
+	}
+	if procs := processesMentioning("/var/lib/ectest/embedded"); len(procs) > 0 {
+		t.Errorf("processes left after Ctrl-C:\n%v", procs)
+	}
+	if endpoint != "" {
+		if n := sandboxes(strings.TrimPrefix(endpoint, "unix://")); n > 0 {
+			t.Errorf("%d sandboxes left in the runtime started outside the suite", n)
+		}
+	}
+}
+
+func nonEmptyLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, strings.TrimRight(l, "\r"))
+		}
+	}
+	return out
+}
+
+func truncateLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
