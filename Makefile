@@ -23,7 +23,17 @@ SKEW_TOPOLOGY ?= skew
 RUNTIME_CLASS ?=
 CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTIME_CLASS))
 
-.PHONY: help windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
+# EXPECT: compare the verdicts with expectation files (-expect): builtin (the project's own, runtimes/expected)
+# or your file or folder. Exit 0 then means "as expected", 1 "changed".
+EXPECT ?=
+EXPECT_FLAG = $(if $(EXPECT),-expect=$(EXPECT))
+# make certify: your runtime's CRI endpoint, and optionally its image endpoint, runtime handler and profile.
+RUNTIME_ENDPOINT ?=
+IMAGE_ENDPOINT ?=
+RUNTIME_HANDLER ?=
+PROFILE ?=
+
+.PHONY: help certify windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
 
 ## help: this list (the default target): each target and what it does
 help:
@@ -32,10 +42,18 @@ help:
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
 CLUSTER_FLAGS ?=
 
+## certify: the vendor path: only the CRI suite, against RUNTIME_ENDPOINT (a runtime you started), in PROCS
+## processes; installs nothing, starts no runtime, makes no cluster; reports in $(REPORT_DIR)/certify.
+## make certify RUNTIME_ENDPOINT=unix:///run/containerd/containerd.sock [IMAGE_ENDPOINT=] [RUNTIME_HANDLER=] [PROFILE=] [EXPECT=FILE]
+certify:
+	@test -n "$(RUNTIME_ENDPOINT)" || { echo "ectest: make certify needs RUNTIME_ENDPOINT=unix:///path/to/your/runtime.sock (your runtime's CRI endpoint)" >&2; exit 2; }
+	SUITE_REPORT_DIR=$(REPORT_DIR)/certify PROCS=$(PROCS) LABELS="$(LABELS)" hack/suite.sh cri -runtime-endpoint=$(RUNTIME_ENDPOINT) $(if $(IMAGE_ENDPOINT),-image-endpoint=$(IMAGE_ENDPOINT)) $(if $(RUNTIME_HANDLER),-runtime-handler=$(RUNTIME_HANDLER)) $(if $(PROFILE),-profile=$(PROFILE)) $(EXPECT_FLAG) $(ECTEST_FLAGS)
+
 ## conformance: the CRI suite against the embedded runtime and the cluster suite against the default kind
-## cluster (both made and removed here), reports and one side-by-side capability matrix
+## cluster (both made and removed here), reports and one side-by-side capability matrix (EXPECT=builtin: compared
+## with the project's known deviations, exit 0 "as expected")
 conformance:
-	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) ECTEST_FLAGS="$(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)" hack/conformance.sh
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) EXPECT="$(EXPECT)" ECTEST_FLAGS="$(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)" CLUSTER_FLAGS="$(CLUSTER_SUITE_FLAGS) $(CLUSTER_FLAGS)" hack/conformance.sh
 
 LABELS ?=
 CLUSTER_NAME ?=
@@ -57,20 +75,21 @@ api-release:
 ## conformance-cri: only the CRI suite (no cluster), reports in $(REPORT_DIR)/cri. Compiled into a private
 ## folder, so that several runs (make matrix's cells) can run side by side; exits with the run's code
 conformance-cri:
-	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) hack/suite.sh cri $(if $(RUNTIME),-runtime=$(RUNTIME)) $(ECTEST_FLAGS)
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) LABELS="$(LABELS)" hack/suite.sh cri $(if $(RUNTIME),-runtime=$(RUNTIME)) $(EXPECT_FLAG) $(ECTEST_FLAGS)
 
 ## conformance-cluster: only the cluster suite, reports in $(REPORT_DIR)/cluster, against the default kind cluster
 ## (made and removed; CLUSTER_NAME=NAME for another, CLUSTER_FLAGS=-kubeconfig=FILE for yours) of KUBERNETES_VERSION;
 ## LABELS selects specs (a Ginkgo label filter). Example: make conformance-cluster KUBERNETES_VERSION=v1.35.8 LABELS=api-release
 conformance-cluster:
-	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) LABELS="$(LABELS)" hack/suite.sh cluster $(CLUSTER_SUITE_FLAGS) $(if $(CLUSTER_NAME),-cluster-name=$(CLUSTER_NAME)) $(CLUSTER_FLAGS)
+	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) LABELS="$(LABELS)" hack/suite.sh cluster $(CLUSTER_SUITE_FLAGS) $(if $(CLUSTER_NAME),-cluster-name=$(CLUSTER_NAME)) $(EXPECT_FLAG) $(CLUSTER_FLAGS)
 
 ## matrix: every cell of hack/matrix.yaml (the CRI suite per embedded runtime, the cluster suite per cluster), past
 ## failures, cells side by side where they do not conflict; reports per cell in $(REPORT_DIR)/matrix/cells/<cell>,
 ## one page $(REPORT_DIR)/matrix/matrix.html (+ .md, .json), what changed since the previous run first.
 ## CELLS=a,b for some, PARALLEL=N (or JOBS=N) cells at once, MERGE_ONLY=1 for the page from existing cell folders (CI)
+## Each cell is compared with the project's expectation files (EXPECT=builtin, the default here): a cell is red only when it changed
 matrix:
-	GO="$(GO)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) CELLS="$(CELLS)" PARALLEL="$(PARALLEL)" JOBS="$(JOBS)" MERGE_ONLY="$(MERGE_ONLY)" hack/matrix.sh
+	GO="$(GO)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) CELLS="$(CELLS)" PARALLEL="$(PARALLEL)" JOBS="$(JOBS)" MERGE_ONLY="$(MERGE_ONLY)" EXPECT="$(if $(EXPECT),$(EXPECT),builtin)" hack/matrix.sh
 
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime checked against
 ## its expected verdicts, the mutation self-test (focused: each fault through the specs that can see it; make

@@ -51,3 +51,12 @@ func TestCheckLabelFilter(t *testing.T) {
 		t.Errorf("misspelt label: %v", err)
 	}
 }
+
+// critest's -parallel is read as -procs: Ginkgo refuses a set flag named
+// "parallel" (go test's).
+func TestRenameParallel(t *testing.T) {
+	got := strings.Join(renameParallel([]string{"-parallel=4", "--parallel", "2", "-parallelx", "-ginkgo.v"}), " ")
+	if want := "-procs=4 -procs 2 -parallelx -ginkgo.v"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

@@ -9,9 +9,12 @@
 #                    cells sharing a lock (/tmp/ectest-heavy.lock) still run one at a time
 #   MERGE_ONLY=1     run nothing: the page from the cell folders there are (CI)
 #   MATRIX_FLAGS=... more flags (-previous FILE, -cells-dir DIR, -config FILE)
+#   EXPECT=...       the cells' expectation files (make matrix: builtin, the
+#                    project's own): a cell exits 1 only when its verdicts changed
 set -uo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
+export EXPECT=${EXPECT:-builtin}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/matrix")
 flags=(-o "$out")
 [ -n "${CELLS:-}" ] && flags+=(-cells "$CELLS")

@@ -1,37 +1,32 @@
 #!/usr/bin/env bash
-# make conformance-cri / conformance-cluster (and so make matrix's cells):
-# one suite, compiled into a private folder and run with ginkgo -p. Ginkgo's
-# own compile writes suites/<suite>/<suite>.test and deletes it at the end,
-# so two runs of a suite side by side would overwrite and delete each
-# other's binary; these do not. Exit codes as the README's table: bad input
-# (exit 2) is caught by a dry run before anything starts, and the run's own
-# outcome ends the output (ginkgo -p exits 0 or 1 itself).
-#   [LABELS=filter] hack/suite.sh cri|cluster [suite flags]
+# make conformance-cri / conformance-cluster / certify (and make matrix's
+# cells): one suite, compiled into a private folder (two runs side by side
+# never share a binary) and run as `<suite>.test -parallel=N`. The binary
+# checks its flags and the selection first (bad input: one ectest: line and
+# exit 2 before anything starts), runs the specs in N processes through the
+# Ginkgo CLI linked into it, and ends on the run's line with the run's exit
+# code (README, "Reading results").
+#   [LABELS=filter] [SUITE_REPORT_DIR=dir] hack/suite.sh cri|cluster [suite flags]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-suite=${1:?usage: hack/suite.sh cri|cluster [suite flags]}
+. hack/lib.sh
+suite=${1:-}
+case $suite in cri|cluster) ;; *) echo "ectest: hack/suite.sh: unknown suite '$suite' (cri or cluster)" >&2; exit 2 ;; esac
 shift
-case $suite in cri|cluster) ;; *) echo "ectest: hack/suite.sh: unknown suite $suite (cri or cluster)" >&2; exit 2 ;; esac
 go=${GO:-go}
-report=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/$suite")
+report=$(realpath -m "${SUITE_REPORT_DIR:-${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/$suite}")
 procs=${PROCS:-4}
 bin=$(mktemp -d "/tmp/ectest-$suite-bin.XXXXXX")
 trap 'rm -rf "$bin"' EXIT
-$go test -c -o "$bin/$suite.test" "./suites/$suite" || exit 3
-$go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-$go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
-labels=()
-[ -n "${LABELS:-}" ] && labels=(--label-filter="$LABELS")
-"$bin/$suite.test" -report-dir="$report" "$@" ${LABELS:+-ginkgo.label-filter="$LABELS"} -ginkgo.dry-run -ginkgo.no-color > /dev/null || exit $?
+progress "compiling the $suite suite" $go test -c -ldflags "$(version_ldflags)" -o "$bin/$suite.test" "./suites/$suite" || exit 3
+args=(-report-dir="$report" "$@")
+[ -n "${LABELS:-}" ] && args+=(-ginkgo.label-filter="$LABELS")
 if [ "$suite" = cluster ]; then
-  # The suite makes its kind cluster from node images built before; it
-  # does not link the builder. Build (or find cached) what these flags need.
-  $go run ./cmd/ectest-kind suite-images "$@" || exit 3
+  # The suite makes its kind cluster from node images built before (it does
+  # not link the builder): check the flags first, then build (or find
+  # cached) what they need.
+  "$bin/$suite.test" "${args[@]}" -ginkgo.dry-run > /dev/null || exit $?
+  progress "the node images for the cluster suite" $go run ./cmd/ectest-kind suite-images "$@" || exit 3
 fi
-mkdir -p "$report"
-rm -f "$report/summary.json"
-echo "ectest: $suite suite (reports in $report)"
-color=()
-[ -t 1 ] || color=(--no-color) # a log file (make matrix's cell.log), read in a browser
-"$bin/ginkgo" -p --procs="$procs" "${color[@]}" "${labels[@]}" "$bin/$suite.test" -- -report-dir="$report" "$@"
-"$bin/ectest-report" -outcome "$report"
+echo "ectest: $suite suite, $procs processes (reports in $report)"
+"$bin/$suite.test" -parallel="$procs" "${args[@]}"

@@ -117,10 +117,10 @@ func TestValidate(t *testing.T) {
 		t.Errorf("CRI flags to the cluster suite: %v", err)
 	}
 	// critest's names.
-	if c, err := parse(t, "-test-images-file="+images, "-runtime-service-timeout=45s", "-image-service-timeout=5m", "-parallel=3"); err != nil || c.ImagesFile != images || c.Timeouts().RuntimeCall.String() != "45s" || c.Timeouts().ImagePull.String() != "5m0s" || c.Parallel != 3 {
+	if c, err := parse(t, "-test-images-file="+images, "-runtime-service-timeout=45s", "-image-service-timeout=5m", "-procs=3"); err != nil || c.ImagesFile != images || c.Timeouts().RuntimeCall.String() != "45s" || c.Timeouts().ImagePull.String() != "5m0s" || c.Parallel != 3 {
 		t.Errorf("critest flags: %+v %v", c, err)
 	}
-	if _, err := parse(t, "-parallel=0"); err == nil || !strings.Contains(err.Error(), "-parallel 0") {
+	if _, err := parse(t, "-procs=0"); err == nil || !strings.Contains(err.Error(), "-parallel 0") {
 		t.Errorf("-parallel=0: %v", err)
 	}
 	if c, err := parse(t, "-expect=builtin"); err != nil || c.Expect != "builtin" {
