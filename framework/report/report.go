@@ -15,6 +15,7 @@ import (
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/internal/atomicfile"
 	"github.com/ectest/ectest/runtimes"
 	"github.com/ectest/ectest/runtimes/expected"
 	"github.com/onsi/ginkgo/v2/reporters"
@@ -90,7 +91,7 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 	}
 	var errs []error
 	errs = append(errs, reporters.GenerateJUnitReportWithConfig(r, filepath.Join(dir, JUnitFile), reporters.JunitReportConfig{OmitLeafNodeType: true}))
-	errs = append(errs, reporters.GenerateJSONReport(r, filepath.Join(dir, JSONFile)))
+	errs = append(errs, atomicfile.Generate(filepath.Join(dir, JSONFile), 0o644, func(tmp string) error { return reporters.GenerateJSONReport(r, tmp) }))
 	errs = append(errs, WriteMatrix(dir, m))
 	errs = append(errs, WriteCoverage(dir, ComputeCoverage(r, m.Runtime, m.Layers)))
 	return errors.Join(errs...)
@@ -431,7 +432,7 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer, 
 				return err
 			}
 			path := filepath.Join(dir, runtimes.ObservedFile)
-			if err := os.WriteFile(path, o.YAML, 0o644); err != nil {
+			if err := atomicfile.WriteFile(path, o.YAML, 0o644); err != nil {
 				return err
 			}
 			sum.Probe.ObservedProfiles = []string{path}
