@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ectest/ectest/internal/atomicfile"
 	"github.com/onsi/gomega/gmeasure"
 )
 
@@ -78,5 +79,5 @@ func WriteBenchmark(dir, file string, e *gmeasure.Experiment, context map[string
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return stats, os.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
+	return stats, atomicfile.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
 }

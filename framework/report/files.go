@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/ectest/ectest/internal/atomicfile"
 )
 
 // writeJSONAndMarkdown writes v as indented JSON and its Markdown rendering
-// into dir, creating dir.
+// into dir, creating dir. Each file is written whole or not at all
+// (atomicfile): a reader finds the previous one or the new one.
 func writeJSONAndMarkdown(dir, jsonFile, mdFile string, v any, md string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -17,10 +20,10 @@ func writeJSONAndMarkdown(dir, jsonFile, mdFile string, v any, md string) error 
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, jsonFile), append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, jsonFile), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, mdFile), []byte(md), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, mdFile), []byte(md), 0o644)
 }
 
 // readJSON reads dir/file into v; a decoding error names the file.

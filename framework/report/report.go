@@ -1,6 +1,7 @@
 // Package report writes a run's reports from the suite's merged Ginkgo
 // report: JUnit (testgrid-compatible) and JSON through Ginkgo's own
-// reporters, and the capability matrix as matrix.json and matrix.md.
+// reporters (the JUnit report adapted to the suite's contract: see JUnit),
+// and the capability matrix as matrix.json and matrix.md.
 package report
 
 import (
@@ -15,9 +16,9 @@ import (
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/internal/atomicfile"
 	"github.com/ectest/ectest/runtimes"
 	"github.com/ectest/ectest/runtimes/expected"
-	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	"k8s.io/apimachinery/pkg/util/version"
 )
@@ -89,8 +90,8 @@ func Write(dir string, r types.Report, m capability.Matrix) error {
 		return err
 	}
 	var errs []error
-	errs = append(errs, reporters.GenerateJUnitReportWithConfig(r, filepath.Join(dir, JUnitFile), reporters.JunitReportConfig{OmitLeafNodeType: true}))
-	errs = append(errs, reporters.GenerateJSONReport(r, filepath.Join(dir, JSONFile)))
+	errs = append(errs, WriteJUnit(filepath.Join(dir, JUnitFile), r))
+	errs = append(errs, writeGinkgoJSON(filepath.Join(dir, JSONFile), r))
 	errs = append(errs, WriteMatrix(dir, m))
 	errs = append(errs, WriteCoverage(dir, ComputeCoverage(r, m.Runtime, m.Layers)))
 	return errors.Join(errs...)
@@ -431,7 +432,7 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer, 
 				return err
 			}
 			path := filepath.Join(dir, runtimes.ObservedFile)
-			if err := os.WriteFile(path, o.YAML, 0o644); err != nil {
+			if err := atomicfile.WriteFile(path, o.YAML, 0o644); err != nil {
 				return err
 			}
 			sum.Probe.ObservedProfiles = []string{path}

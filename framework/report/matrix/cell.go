@@ -13,6 +13,7 @@ import (
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/report"
+	"github.com/ectest/ectest/internal/atomicfile"
 )
 
 // CellRun is how the runner ran a cell (cell.json in the cell's folder). A
@@ -47,7 +48,7 @@ func WriteCellRun(dir string, r CellRun) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, CellRunFile), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, CellRunFile), append(b, '\n'), 0o644)
 }
 
 // ReadCellRun reads cell.json; nil without error when there is none.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/internal/atomicfile"
 )
 
 // Change directions.
@@ -180,7 +181,10 @@ func fromFormat1(b []byte, m *Matrix) error {
 // the changes since the previous run first. The previous run is previous
 // (a combined matrix.json, e.g. a CI job's download of the last nightly's)
 // or, when that is "", the matrix.json already in pageDir, which is kept
-// as matrix.previous.json.
+// as matrix.previous.json. Every file is written whole or not at all
+// (atomicfile), and matrix.json is copied, not moved, to
+// matrix.previous.json: a write that fails or is killed midway leaves the
+// page's previous matrix.json in place.
 func Write(pageDir string, m Matrix, previous string) (Matrix, error) {
 	if err := os.MkdirAll(pageDir, 0o755); err != nil {
 		return m, err
@@ -188,12 +192,16 @@ func Write(pageDir string, m Matrix, previous string) (Matrix, error) {
 	cur := filepath.Join(pageDir, JSONFile)
 	prevFile := filepath.Join(pageDir, PreviousJSONFile)
 	if previous == "" {
-		if err := os.Rename(cur, prevFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if b, err := os.ReadFile(cur); err == nil {
+			if err := atomicfile.WriteFile(prevFile, b, 0o644); err != nil {
+				return m, err
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
 			return m, err
 		}
 	} else if b, err := os.ReadFile(previous); err != nil {
 		return m, err
-	} else if err := os.WriteFile(prevFile, b, 0o644); err != nil {
+	} else if err := atomicfile.WriteFile(prevFile, b, 0o644); err != nil {
 		return m, err
 	}
 	m.Changes = []Change{}
@@ -207,15 +215,15 @@ func Write(pageDir string, m Matrix, previous string) (Matrix, error) {
 	if err != nil {
 		return m, err
 	}
-	if err := os.WriteFile(cur, append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(cur, append(b, '\n'), 0o644); err != nil {
 		return m, err
 	}
-	if err := os.WriteFile(filepath.Join(pageDir, MDFile), []byte(Markdown(m)), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(pageDir, MDFile), []byte(Markdown(m)), 0o644); err != nil {
 		return m, err
 	}
 	page, err := HTML(m)
 	if err != nil {
 		return m, err
 	}
-	return m, os.WriteFile(filepath.Join(pageDir, HTMLFile), page, 0o644)
+	return m, atomicfile.WriteFile(filepath.Join(pageDir, HTMLFile), page, 0o644)
 }
