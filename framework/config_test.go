@@ -15,7 +15,11 @@ func TestValidateWithoutCatalogs(t *testing.T) {
 	} {
 		var c Config
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)
-		RegisterFlags(fs, &c, Choices{}, SuiteCluster)
+		suite := SuiteCRI
+		if strings.HasPrefix(args, "-kubeconfig") {
+			suite = SuiteCluster
+		}
+		RegisterFlags(fs, &c, Choices{}, suite)
 		if err := fs.Parse([]string{args}); err != nil {
 			t.Fatal(err)
 		}
