@@ -26,6 +26,7 @@ import (
 
 	"github.com/ectest/ectest/fixtures/criproxy"
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/internal/atomicfile"
 	"github.com/ectest/ectest/runtimes/embedded"
 )
 
@@ -97,7 +98,7 @@ func run() int {
 		logf("SELF-TEST: the runtime is reached through the fault-injecting CRI proxy, fault %s", *fault)
 	}
 	if *endpointFile != "" {
-		if err := os.WriteFile(*endpointFile, []byte(endpoint+"\n"), 0o644); err != nil {
+		if err := atomicfile.WriteFile(*endpointFile, []byte(endpoint+"\n"), 0o644); err != nil {
 			return fail(framework.ExitRunFailed, err)
 		}
 	}
