@@ -42,13 +42,13 @@ run_case() {
 
 has() { grep -qxE -- "$2" <<< "$1"; }
 
-run_case ok 'progress "compiling x" bash -c "echo its output; sleep 2.5"'
+run_case ok 'progress "compiling x" bash -c "echo its output; sleep 3.5"'
 [ "$code" = 0 ] || fail "ok: exit $code"
 [ "$out" = "its output" ] || fail "ok: stdout $out"
 [ "$(head -1 <<< "$err")" = "ectest: compiling x ..." ] || fail "ok: first line: $err"
 has "$err" 'ectest: compiling x: 1s \.\.\.' || fail "ok: no 1s line: $err"
 has "$err" 'ectest: compiling x: 2s \.\.\.' || fail "ok: no 2s line: $err"
-has "$(tail -1 <<< "$err")" 'ectest: compiling x: done in [23]s' || fail "ok: last line: $err"
+has "$(tail -1 <<< "$err")" 'ectest: compiling x: done in [34]s' || fail "ok: last line: $err"
 
 run_case fail 'progress "building y" bash -c "echo broken >&2; exit 7"; echo "returned $?"'
 [ "$out" = "returned 7" ] || fail "fail: the exit code did not pass through: $out"
