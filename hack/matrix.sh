@@ -11,6 +11,7 @@
 #   MATRIX_FLAGS=... more flags (-previous FILE, -cells-dir DIR, -config FILE)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. hack/lib.sh
 go=${GO:-go}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/matrix")
 flags=(-o "$out")
@@ -20,6 +21,6 @@ parallel=${PARALLEL:-${JOBS:-}}
 [ -n "${MERGE_ONLY:-}" ] && flags+=(-merge-only)
 bin=$(mktemp -d /tmp/ectest-matrix-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-$go build -o "$bin/ectest-matrix" ./cmd/ectest-matrix || exit 3
+progress "building ectest-matrix" $go build -o "$bin/ectest-matrix" ./cmd/ectest-matrix || exit 3
 # shellcheck disable=SC2086 # MATRIX_FLAGS is a list of flags
 "$bin/ectest-matrix" "${flags[@]}" ${MATRIX_FLAGS:-}
