@@ -13,15 +13,16 @@
 # that has no Go toolchain, as on a machine that only has the binary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. hack/lib.sh
 go=${GO:-go}
 report=$(realpath -m "${ARTIFACTS:-_artifacts}/cluster-selftest")
 mkdir -p "$report"
-$go build -o "$report/ectest-kind" ./cmd/ectest-kind || exit 1
+progress "building ectest-kind" $go build -o "$report/ectest-kind" ./cmd/ectest-kind || exit 1
 kindctl="$report/ectest-kind"
 bin=$(mktemp -d /tmp/ectest-cluster-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-$go test -c -o "$bin/cluster.test" ./suites/cluster || exit 1
-$go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
+progress "compiling the cluster suite" $go test -c -o "$bin/cluster.test" ./suites/cluster || exit 1
+progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
 
 start=$(date +%s)
 node_flags="${KUBERNETES_VERSION:+-kubernetes-version=$KUBERNETES_VERSION} ${NODE_RUNTIME:+-node-runtime=$NODE_RUNTIME}"

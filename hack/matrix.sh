@@ -13,6 +13,7 @@
 #                    project's own): a cell exits 1 only when its verdicts changed
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. hack/lib.sh
 go=${GO:-go}
 export EXPECT=${EXPECT:-builtin}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/matrix")
@@ -23,6 +24,6 @@ parallel=${PARALLEL:-${JOBS:-}}
 [ -n "${MERGE_ONLY:-}" ] && flags+=(-merge-only)
 bin=$(mktemp -d /tmp/ectest-matrix-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-$go build -o "$bin/ectest-matrix" ./cmd/ectest-matrix || exit 3
+progress "building ectest-matrix" $go build -o "$bin/ectest-matrix" ./cmd/ectest-matrix || exit 3
 # shellcheck disable=SC2086 # MATRIX_FLAGS is a list of flags
 "$bin/ectest-matrix" "${flags[@]}" ${MATRIX_FLAGS:-}

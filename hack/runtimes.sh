@@ -4,15 +4,16 @@
 # the runtimes as columns: $REPORT_DIR/runtimes/runtimes.md and .json.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. hack/lib.sh
 go=${GO:-go}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/runtimes")
 procs=${PROCS:-4}
 mkdir -p "$out"
 bin=$(mktemp -d /tmp/ectest-runtimes-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-$go test -c -o "$bin/cri.test" ./suites/cri || exit 3
-$go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-$go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
+progress "compiling the CRI suite" $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
+progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
+progress "building ectest-report" $go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
 args=()
 runs=()
 for r in ${RUNTIMES:-$("$bin/ectest-report" -list-runtimes)}; do

@@ -7,12 +7,13 @@
 # (suites/selftest/expected/windows/). Reports in $REPORT_DIR/windows-selftest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. hack/lib.sh
 go=${GO:-go}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/windows-selftest")
 bin=$(mktemp -d /tmp/ectest-windows-selftest-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-$go test -c -o "$bin/cri.test" ./suites/cri || exit 3
-$go build -o "$bin/ectest-windows-selftest" ./cmd/ectest-windows-selftest || exit 3
+progress "compiling the CRI suite" $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
+progress "building ectest-windows-selftest" $go build -o "$bin/ectest-windows-selftest" ./cmd/ectest-windows-selftest || exit 3
 start=$(date +%s)
 "$bin/ectest-windows-selftest" -suite="$bin/cri.test" -out="$out" || exit $?
 echo "ectest: windows-selftest: suite runs took $(( $(date +%s) - start ))s; checking the reports"

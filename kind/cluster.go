@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ectest/ectest/internal/progress"
 	"github.com/ectest/ectest/kind/host"
 	"github.com/ectest/ectest/kind/nodeimage"
 	corev1 "k8s.io/api/core/v1"
@@ -97,7 +98,7 @@ type Cluster struct {
 
 // Up returns the cluster to use: the one given by kubeconfig, the kind
 // cluster of that name if it already runs, or a new one.
-func Up(ctx context.Context, o Options) (*Cluster, error) {
+func Up(ctx context.Context, o Options) (_ *Cluster, err error) {
 	logf := o.Log
 	if logf == nil {
 		logf = func(string, ...any) {}
@@ -275,8 +276,8 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		AuditPolicyDir: policyDir, AuditLogDir: filepath.Dir(c.AuditLog),
 		OwnCNI: o.NodeImage == "", CRIProxyDir: proxyDir, OCIFaultDir: ociDir, Labels: cpLabels, Workers: workerConfigs,
 	})
-	start := time.Now()
-	logf("creating kind cluster %q from %s", o.Name, image)
+	step := progress.StartExpect(logf, fmt.Sprintf("creating kind cluster %q from %s", o.Name, image), "about 1 to 2 min, up to 4 min for each node to be Ready")
+	defer step.End(&err)
 	err = c.provider.Create(o.Name,
 		kindcluster.CreateWithRawConfig([]byte(cfg)),
 		kindcluster.CreateWithKubeconfigPath(c.Kubeconfig),
@@ -310,7 +311,8 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, errors.Join(fmt.Errorf("kind cluster %q: %w", o.Name, err), Delete(o.Name, logf))
 		}
 	}
-	logf("kind cluster %q ready in %s (node runtime %s); kubeconfig: %s", o.Name, time.Since(start).Round(time.Second), orUnknown(c.NodeRuntime), c.Kubeconfig)
+	step.Done(nil)
+	logf("kind cluster %q ready (node runtime %s); kubeconfig: %s", o.Name, orUnknown(c.NodeRuntime), c.Kubeconfig)
 	return c, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ectest/ectest/internal/progress"
 	"github.com/ectest/ectest/kind/nodeimage"
 )
 
@@ -31,6 +32,10 @@ type Builder struct {
 	Go       string // "go" if empty
 	CacheDir string // the user cache dir's ectest folder if empty
 	Log      func(format string, args ...any)
+
+	// step is the build under way (a node image's), whose stages are its
+	// children (internal/progress); a Builder runs one build at a time.
+	step *progress.Step
 }
 
 func (b *Builder) goCmd() string {
@@ -135,7 +140,7 @@ func (b *Builder) KubernetesBinaries(ctx context.Context, v nodeimage.Version) (
 // binaries of v only, and returns the directory holding them: a skew
 // worker needs its release's kubelet and nothing else of it. A cached
 // build of every component serves any subset.
-func (b *Builder) KubernetesComponents(ctx context.Context, v nodeimage.Version, components ...string) (string, error) {
+func (b *Builder) KubernetesComponents(ctx context.Context, v nodeimage.Version, components ...string) (_ string, err error) {
 	for _, c := range components {
 		if !slices.Contains(Components, c) {
 			return "", fmt.Errorf("unknown Kubernetes component %q (known: %s)", c, strings.Join(Components, ", "))
@@ -158,6 +163,7 @@ func (b *Builder) KubernetesComponents(ctx context.Context, v nodeimage.Version,
 		cold = "about 4 min"
 	}
 	done := b.stage(what, cold)
+	defer func() { err = done(err) }()
 	work, err := os.MkdirTemp("", "ectest-k8sbuild-")
 	if err != nil {
 		return "", err
@@ -165,7 +171,7 @@ func (b *Builder) KubernetesComponents(ctx context.Context, v nodeimage.Version,
 	defer os.RemoveAll(work)
 	staging, err := b.stagingModules(ctx, work, v)
 	if err != nil {
-		return "", done(err)
+		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(throwawayGoMod(v, staging)), 0o644); err != nil {
 		return "", err
@@ -184,12 +190,12 @@ func (b *Builder) KubernetesComponents(ctx context.Context, v nodeimage.Version,
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=-mod=mod")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", done(fmt.Errorf("build kubernetes %s: %v\n%s", v, err, tail(string(out), 30)))
+		return "", fmt.Errorf("build kubernetes %s: %v\n%s", v, err, tail(string(out), 30))
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		return "", done(err)
+		return "", err
 	}
-	return dir, done(nil)
+	return dir, nil
 }
 
 func complete(dir string, files []string) bool {

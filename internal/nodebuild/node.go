@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/ectest/ectest/internal/gobuild"
 	"github.com/ectest/ectest/internal/hostdeps"
+	"github.com/ectest/ectest/internal/progress"
 	"github.com/ectest/ectest/kind/nodeimage"
 )
 
@@ -23,8 +23,9 @@ import (
 // the others need (the Go toolchain, debootstrap and the cgo build tools,
 // installed when missing) before starting any of them, so a long build
 // never ends on a missing tool. Each stage says when it starts and ends,
-// how long it took, and whether the cache served it.
-func (b *Builder) NodeImage(ctx context.Context, v nodeimage.Version, rt nodeimage.NodeRuntime) (string, error) {
+// how long it took, and whether the cache served it; the build as a whole
+// too, and it says it still runs every progress.Interval between stages.
+func (b *Builder) NodeImage(ctx context.Context, v nodeimage.Version, rt nodeimage.NodeRuntime) (_ string, err error) {
 	binDir, err := b.binariesDir(ctx, v)
 	if err != nil {
 		return "", err
@@ -42,8 +43,8 @@ func (b *Builder) NodeImage(ctx context.Context, v nodeimage.Version, rt nodeima
 	if err := b.preflight(ctx, rootfs, rt); err != nil {
 		return "", fmt.Errorf("node image %s for Kubernetes %s is not built yet, and building it %w", ref, v, err)
 	}
-	start := time.Now()
-	b.logf("node image %s: building (stages: Kubernetes binaries, Debian root filesystem, node runtime %s, etcd and CoreDNS, images and assembly)", ref, rt.Name)
+	step := b.begin("node image "+ref, fmt.Sprintf("stages: Kubernetes binaries, Debian root filesystem, node runtime %s, etcd and CoreDNS, images and assembly", rt.Name))
+	defer b.enclose(step)(&err)
 	if binDir, err = b.KubernetesBinaries(ctx, v); err != nil {
 		return "", err
 	}
@@ -91,7 +92,6 @@ func (b *Builder) NodeImage(ctx context.Context, v nodeimage.Version, rt nodeima
 		return "", done(fmt.Errorf("docker import: %v: %s", err, out))
 	}
 	_ = done(nil)
-	b.logf("node image %s: built in %s", ref, time.Since(start).Round(time.Second))
 	return ref, nil
 }
 
@@ -122,14 +122,14 @@ func (b *Builder) RuntimePrograms(ctx context.Context, rt nodeimage.NodeRuntime)
 	for _, p := range todo {
 		names = append(names, p.Binary+" "+p.Version)
 	}
-	done := b.stage(fmt.Sprintf("node runtime %s (%s, built from the Go module proxy)", rt.Name, strings.Join(names, ", ")), "about 1 to 2 min each")
-	defer func() { err = done(err) }()
+	step := b.begin(fmt.Sprintf("node runtime %s (%s, built from the Go module proxy)", rt.Name, strings.Join(names, ", ")), "about 1 to 2 min each cold")
+	defer b.enclose(step)(&err)
 	for _, p := range todo {
+		done := b.stage(fmt.Sprintf("node runtime %s: building %s %s", rt.Name, p.Binary, p.Version), "about 1 to 2 min")
 		path, err := gobuild.Build(ctx, b.goCmd(), root, p)
-		if err != nil {
+		if err = done(err); err != nil {
 			return nil, fmt.Errorf("node runtime %s: %w", rt.Name, err)
 		}
-		b.logf("node runtime %s: %s %s built", rt.Name, p.Binary, p.Version)
 		built[p.Binary] = path
 	}
 	return built, nil
@@ -169,18 +169,31 @@ func (b *Builder) preflight(ctx context.Context, rootfs string, rt nodeimage.Nod
 	return nil
 }
 
-// stage logs the start of a long step and returns the function that logs
-// its end (with the time taken) and passes its error through.
+// stage starts a long step (internal/progress: it says it still runs every
+// progress.Interval) and returns the function that ends it, logging "done
+// in" or "failed after", and passes its error through.
 func (b *Builder) stage(what, cold string) func(error) error {
-	start := time.Now()
-	b.logf("%s: started (%s cold)", what, cold)
-	return func(err error) error {
-		if err != nil {
-			b.logf("%s: failed after %s", what, time.Since(start).Round(time.Second))
-			return err
-		}
-		b.logf("%s: done in %s", what, time.Since(start).Round(time.Second))
-		return nil
+	return b.begin(what, cold+" cold").Done
+}
+
+// begin starts a step: a child of the build under way (b.step), which
+// then keeps quiet while the child ticks, or a step of its own.
+func (b *Builder) begin(what, expect string) *progress.Step {
+	if b.step != nil {
+		return b.step.StartExpect(what, expect)
+	}
+	return progress.StartExpect(b.logf, what, expect)
+}
+
+// enclose makes s the parent of the steps begun until the function it
+// returns runs, which ends s with the error errp points to:
+// defer b.enclose(s)(&err).
+func (b *Builder) enclose(s *progress.Step) func(errp *error) {
+	prev := b.step
+	b.step = s
+	return func(errp *error) {
+		b.step = prev
+		s.End(errp)
 	}
 }
 

@@ -1,6 +1,8 @@
 package nodebuild
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,5 +192,27 @@ func TestNodeNewRuncLikeHandler(t *testing.T) {
 	}
 	if len(rt.ShimConfigs()) != 0 {
 		t.Error("no shim config for a runc-like handler")
+	}
+}
+
+// A build's stages are children of it, and every one ends with "done in"
+// or "failed after", the build too.
+func TestStagesEndInsideTheBuild(t *testing.T) {
+	var lines []string
+	b := &Builder{Log: func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }}
+	err := func() (err error) {
+		defer b.enclose(b.begin("node image x", "stages"))(&err)
+		if b.stage("Kubernetes binaries", "about 8 min")(nil) != nil {
+			t.Fatal("done changed a nil error")
+		}
+		return b.stage("debootstrap", "about 3 min")(errors.New("exit status 1\nmore"))
+	}()
+	if err == nil || b.step != nil {
+		t.Fatalf("err %v, step left %v", err, b.step)
+	}
+	want := []string{"node image x: started (stages)", "Kubernetes binaries: started (about 8 min cold)", "Kubernetes binaries: done in 0s",
+		"debootstrap: started (about 3 min cold)", "debootstrap: failed after 0s: exit status 1 ...", "node image x: failed after 0s: exit status 1 ..."}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("logged:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }

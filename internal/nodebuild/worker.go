@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/ectest/ectest/kind/nodeimage"
 )
@@ -31,7 +30,7 @@ const workerRecipe = "1"
 // release costs one kubelet build, not a Kubernetes build, and its image
 // shares every layer but one with cp's. For kubelet == cp it is cp's node
 // image.
-func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet nodeimage.Version, rt nodeimage.NodeRuntime) (string, error) {
+func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet nodeimage.Version, rt nodeimage.NodeRuntime) (_ string, err error) {
 	if err := nodeimage.CheckKubeletSkew(cp, kubelet); err != nil {
 		return "", err
 	}
@@ -50,8 +49,8 @@ func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet nodeimage.Version
 		b.logf("skew worker image %s (kubelet %s): cached in docker", ref, kubelet)
 		return ref, nil
 	}
-	start := time.Now()
-	b.logf("skew worker image %s: building (kubelet %s on the %s node image %s)", ref, kubelet, cp, base)
+	step := b.begin("skew worker image "+ref, fmt.Sprintf("kubelet %s on the %s node image %s", kubelet, cp, base))
+	defer b.enclose(step)(&err)
 	dir, err := b.KubernetesComponents(ctx, kubelet, "kubelet")
 	if err != nil {
 		return "", err
@@ -60,7 +59,6 @@ func (b *Builder) WorkerImage(ctx context.Context, cp, kubelet nodeimage.Version
 		map[string]string{"/" + KubeletVersionFile: kubelet.String() + "\n"}); err != nil {
 		return "", fmt.Errorf("skew worker image %s: %w", ref, err)
 	}
-	b.logf("skew worker image %s: built in %s", ref, time.Since(start).Round(time.Second))
 	return ref, nil
 }
 

@@ -7,11 +7,13 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/ectest/ectest/internal/progress"
 )
 
 // startDockerd (re)starts the engine: through systemd where it runs the
 // machine, by hand otherwise (these VMs' PID 1 is not systemd).
-func startDockerd(ctx context.Context, logf func(string, ...any), restart bool) error {
+func startDockerd(ctx context.Context, logf func(string, ...any), restart bool) (err error) {
 	if isSystemd() {
 		verb := "start"
 		if restart {
@@ -31,7 +33,8 @@ func startDockerd(ctx context.Context, logf func(string, ...any), restart bool) 
 				}
 			}
 		}
-		logf("starting dockerd (log: %s)", dockerdLog)
+		step := progress.Start(logf, fmt.Sprintf("starting dockerd (log: %s)", dockerdLog))
+		defer step.End(&err) // the named result: the block's err below is another
 		logFile, err := os.OpenFile(dockerdLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return err

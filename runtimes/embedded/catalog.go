@@ -10,6 +10,7 @@ import (
 
 	"github.com/ectest/ectest/internal/gobuild"
 	"github.com/ectest/ectest/internal/hostdeps"
+	"github.com/ectest/ectest/internal/progress"
 	"github.com/ectest/ectest/runtimes/catalog"
 )
 
@@ -143,10 +144,14 @@ func (f Flavor) Install(ctx context.Context, cacheRoot string, logf func(string,
 		return "", err
 	}
 	for _, p := range f.Programs {
+		var step *progress.Step
 		if !p.Cached(cacheRoot) {
-			logf("runtime %s: building %s %s from the Go module proxy: started (about 1 to 3 min cold)", f.Name, p.Binary, p.Version)
+			step = progress.StartExpect(logf, fmt.Sprintf("runtime %s: building %s %s from the Go module proxy", f.Name, p.Binary, p.Version), "about 1 to 3 min cold")
 		}
 		path, err := gobuild.Build(ctx, "go", cacheRoot, p)
+		if step != nil {
+			step.Done(err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("runtime %s: %w", f.Name, err)
 		}

@@ -1,0 +1,100 @@
+# shellcheck shell=bash
+# hack/lib.sh: what the hack scripts share. Source it: . hack/lib.sh
+#
+# progress WHAT CMD [ARG...] runs CMD (its output passes through) and says
+# on stderr that it runs, so a step that takes minutes on a new machine
+# (compiling a suite, building a tool) does not look hung:
+#
+#   ectest: compiling the CRI suite ...
+#   ectest: compiling the CRI suite: 15s ...          every 15 s while it runs
+#   ectest: compiling the CRI suite: done in 1m02s    or: failed after 40s, exit 2
+#
+# It returns CMD's exit code. The ticker is a background subshell: killed
+# when CMD ends, on SIGINT and SIGTERM (the caller's traps are restored and
+# the signal raised again), and it stops by itself within a second if the
+# shell that started it dies (SIGKILL). ECTEST_PROGRESS_INTERVAL (seconds,
+# default 15, the Go side's progress.Interval) is for tests.
+
+# _ectest_elapsed VAR SECONDS sets VAR to "45s", "1m02s" or "1h02m03s".
+_ectest_elapsed() {
+  local -n _out=$1
+  local s=$2
+  if ((s >= 3600)); then
+    printf -v _out '%dh%02dm%02ds' $((s / 3600)) $((s / 60 % 60)) $((s % 60))
+  elif ((s >= 60)); then
+    printf -v _out '%dm%02ds' $((s / 60)) $((s % 60))
+  else
+    printf -v _out '%ds' "$s"
+  fi
+}
+
+# _ectest_ticker WHAT PARENT INTERVAL: every INTERVAL seconds, while the
+# shell PARENT lives, says WHAT still runs. Run in the background.
+_ectest_ticker() {
+  local what=$1 parent=$2 interval=$3 n=0 sp='' e
+  # TERM stops it (INT too: a Ctrl-C reaches the whole process group, and
+  # the subshell does not ignore it), and its sleep with it.
+  trap '[ -n "$sp" ] && { kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null; }; exit 0' TERM INT HUP
+  while :; do
+    sleep 1 &
+    sp=$!
+    wait "$sp"
+    sp=''
+    kill -0 "$parent" 2>/dev/null || exit 0
+    n=$((n + 1))
+    if ((n % interval == 0)); then
+      _ectest_elapsed e "$n"
+      echo "ectest: $what: $e ..." >&2
+    fi
+  done
+}
+
+_ectest_progress_ticker=''
+_ectest_progress_traps=''
+
+_ectest_progress_stop() {
+  if [ -n "$_ectest_progress_ticker" ]; then
+    # (|| :: callers may run under set -e; a ticker stopped before its
+    # trap was set exits 143.)
+    kill "$_ectest_progress_ticker" 2>/dev/null || :
+    wait "$_ectest_progress_ticker" 2>/dev/null || :
+    _ectest_progress_ticker=''
+  fi
+}
+
+# _ectest_progress_signal SIG WHAT START: the ticker goes, the caller's traps
+# come back, and the shell gets SIG again (as if progress were not there).
+_ectest_progress_signal() {
+  local e
+  _ectest_progress_stop
+  _ectest_elapsed e $((SECONDS - $3))
+  echo "ectest: $2: interrupted after $e (SIG$1)" >&2
+  trap - INT TERM
+  eval "$_ectest_progress_traps"
+  kill -s "$1" "$BASHPID"
+}
+
+progress() {
+  local what=$1 start=$SECONDS self=$BASHPID rc=0 e
+  shift
+  echo "ectest: $what ..." >&2
+  # (self: $BASHPID on the background command's line would be its own.)
+  _ectest_ticker "$what" "$self" "${ECTEST_PROGRESS_INTERVAL:-15}" &
+  _ectest_progress_ticker=$!
+  _ectest_progress_traps=$(trap -p INT TERM)
+  # shellcheck disable=SC2064 # what and start are fixed now
+  trap "_ectest_progress_signal INT $(printf %q "$what") $start" INT
+  # shellcheck disable=SC2064
+  trap "_ectest_progress_signal TERM $(printf %q "$what") $start" TERM
+  "$@" || rc=$?
+  _ectest_progress_stop
+  trap - INT TERM
+  eval "$_ectest_progress_traps"
+  _ectest_elapsed e $((SECONDS - start))
+  if ((rc == 0)); then
+    echo "ectest: $what: done in $e" >&2
+  else
+    echo "ectest: $what: failed after $e, exit $rc" >&2
+  fi
+  return "$rc"
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Self-test of hack/lib.sh's progress: the started, ticking and done lines,
+# the command's output and exit code passing through, and no ticker left
+# behind, whether the command ends, fails under set -e, or the shell is
+# interrupted (SIGINT, SIGTERM) or killed. Each case runs in a session of
+# its own, which must be empty afterwards. Exit 0 if all pass.
+# (internal/progress's TestShellProgress runs it under go test.)
+set -uo pipefail
+lib=$(realpath "$(dirname "$0")/lib.sh")
+tmp=$(mktemp -d /tmp/ectest-lib-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+
+# session_left SID: the processes of session SID still running (not
+# zombies: orphans go to PID 1, which in a container may never reap them).
+session_left() { ps -e -o sid=,stat=,pid=,args= | awk -v s="$1" '$1 == s && $2 !~ /^Z/'; }
+session_empty() { [ -z "$(session_left "$1")" ]; }
+
+# until_true SECONDS CMD...: poll CMD every 0.1 s, at most SECONDS.
+until_true() {
+  local i
+  for ((i = 0; i < $1 * 10; i++)); do
+    "${@:2}" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# run_case NAME SCRIPT: SCRIPT (lib.sh sourced, a 1 s interval) in a new
+# session; sets code, out (stdout) and err (stderr), and checks the
+# session is empty as soon as it ended.
+run_case() {
+  local name=$1 script=$2 sid
+  setsid -w bash -c 'echo $$ > "$0/sid"; . "$1"; export ECTEST_PROGRESS_INTERVAL=1; eval "$2"' \
+    "$tmp" "$lib" "$script" > "$tmp/out" 2> "$tmp/err"
+  code=$?
+  out=$(cat "$tmp/out") err=$(cat "$tmp/err")
+  sid=$(cat "$tmp/sid")
+  session_empty "$sid" || fail "$name: left behind: $(session_left "$sid")"
+}
+
+has() { grep -qxE -- "$2" <<< "$1"; }
+
+run_case ok 'progress "compiling x" bash -c "echo its output; sleep 3.5"'
+[ "$code" = 0 ] || fail "ok: exit $code"
+[ "$out" = "its output" ] || fail "ok: stdout $out"
+[ "$(head -1 <<< "$err")" = "ectest: compiling x ..." ] || fail "ok: first line: $err"
+has "$err" 'ectest: compiling x: 1s \.\.\.' || fail "ok: no 1s line: $err"
+has "$err" 'ectest: compiling x: 2s \.\.\.' || fail "ok: no 2s line: $err"
+has "$(tail -1 <<< "$err")" 'ectest: compiling x: done in [34]s' || fail "ok: last line: $err"
+
+run_case fail 'progress "building y" bash -c "echo broken >&2; exit 7"; echo "returned $?"'
+[ "$out" = "returned 7" ] || fail "fail: the exit code did not pass through: $out"
+has "$err" 'broken' || fail "fail: the command's stderr is lost: $err"
+has "$err" 'ectest: building y: failed after [01]s, exit 7' || fail "fail: $err"
+
+run_case errexit 'set -e; progress "building z" false; echo not reached'
+[ "$code" = 1 ] || fail "errexit: exit $code, want 1"
+[ -z "$out" ] || fail "errexit: went on: $out"
+has "$err" 'ectest: building z: failed after 0s, exit 1' || fail "errexit: $err"
+
+run_case traps 'trap "echo caller INT" INT; progress "w" true; trap -p INT'
+has "$out" "trap -- 'echo caller INT' SIGINT" || fail "traps: the caller's INT trap is not back: $out"
+
+# Signals: the shell is interrupted while the command runs.
+signal_case() { # NAME TARGET SIGNAL WANTCODE: TARGET group or shell
+  local name=$1 target=$2 sig=$3 want=$4 pid sid
+  rm -f "$tmp/sid" "$tmp/err" "$tmp/out"
+  # (env: a background job of a script ignores SIGINT, and so would the
+  # shell under test.)
+  env --default-signal=INT setsid -w bash -c 'echo $$ > "$0/sid"; . "$1"; export ECTEST_PROGRESS_INTERVAL=1; progress "slow" sleep "$2"; echo "went on"' \
+    "$tmp" "$lib" "$5" > "$tmp/out" 2> "$tmp/err" &
+  pid=$!
+  until_true 10 grep -qs 'ectest: slow: 1s' "$tmp/err" || fail "$name: no tick: $(cat "$tmp/err")"
+  sid=$(cat "$tmp/sid")
+  if [ "$target" = group ]; then kill -s "$sig" -- "-$sid"; else kill -s "$sig" "$sid"; fi
+  wait "$pid" 2>/dev/null # (no "Killed" notice)
+  code=$?
+  [ "$code" = "$want" ] || fail "$name: exit $code, want $want"
+  grep -q 'went on' "$tmp/out" && fail "$name: the script went on"
+  # Gone when the shell is: stopped and reaped by progress, not left to
+  # notice; only a killed shell's ticker needs its second.
+  if [ "$sig" = KILL ]; then
+    until_true 5 session_empty "$sid" || fail "$name: left behind: $(session_left "$sid")"
+  else
+    session_empty "$sid" || fail "$name: left behind: $(session_left "$sid")"
+  fi
+  [ "$sig" = KILL ] || grep -q "ectest: slow: interrupted after .* (SIG$sig)" "$tmp/err" || fail "$name: $(cat "$tmp/err")"
+}
+# Ctrl-C reaches the whole foreground group.
+signal_case int-group group INT 130 30
+signal_case term-group group TERM 143 30
+# A signal to the shell alone waits for the command, then the trap kills
+# the ticker (which never got the signal).
+signal_case term-shell shell TERM 143 2
+signal_case int-shell shell INT 130 2
+# A killed shell runs no trap: the ticker notices within a second; the
+# command itself (sleep) is the caller's, and goes on.
+signal_case kill-shell shell KILL 137 2
+
+if [ "$failed" = 0 ]; then
+  echo "hack/lib_test.sh: PASS"
+fi
+exit "$failed"
