@@ -98,3 +98,12 @@ progress() {
   fi
   return "$rc"
 }
+
+# version_ldflags: the linker flags that stamp a suite binary with the
+# source it was built from (what -version prints): the checkout's
+# `git describe`, or nothing outside a git checkout.
+version_ldflags() {
+  local v
+  v=$(git describe --tags --always --dirty 2>/dev/null) || return 0
+  echo "-X github.com/ectest/ectest/framework.Version=$v"
+}
