@@ -29,15 +29,15 @@ build() {
 progress "compiling the CRI suite and ectest-runtime" build || exit 3
 registry=127.0.0.1:5078
 # Two runtimes started outside the suite: as they are, and through the CRI
-# proxy with a fault that adds a deviation (net-pod: the pod's network
-# namespace is swapped for the host's).
+# proxy with a fault that adds one deviation (logs: the container logs come
+# back empty).
 exec 3< <(exec "$bin/ectest-runtime" -registry-addr=$registry -log-dir="$out" 2>"$out/runtime.log")
 pids+=($!)
-exec 4< <(exec "$bin/ectest-runtime" -registry-addr=$registry -fault=net-pod-as-host 2>"$out/runtime-fault.log")
+exec 4< <(exec "$bin/ectest-runtime" -registry-addr=$registry -fault=logs-empty 2>"$out/runtime-fault.log")
 pids+=($!)
 read -r endpoint <&3 || { echo "ectest: the runtime outside the suite did not start:"; cat "$out/runtime.log"; exit 3; }
 read -r faulty <&4 || { echo "ectest: the runtime behind the CRI proxy did not start:"; cat "$out/runtime-fault.log"; exit 3; }
-echo "ectest: runtimes outside the suite at $endpoint and (through the fault net-pod-as-host) $faulty"
+echo "ectest: runtimes outside the suite at $endpoint and (through the fault logs-empty) $faulty"
 ECTEST_SELFTEST_CONTRACT_BIN="$bin" ECTEST_SELFTEST_CONTRACT_OUT="$out" ECTEST_SELFTEST_CONTRACT_REGISTRY=$registry \
   ECTEST_SELFTEST_CONTRACT_ENDPOINT="$endpoint" ECTEST_SELFTEST_CONTRACT_FAULT_ENDPOINT="$faulty" \
   $go test -count=1 -timeout 60m -v -run 'TestExitCodeContract|TestExpectationsTurnOnAChange' ./suites/selftest 2>&1 | tee "$out/contract.log" | grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)'

@@ -274,7 +274,7 @@ func buildImages(ctx context.Context, cfg *framework.Config, override images.Set
 	if override.HasImages(images.Roles...) {
 		return override, nil
 	}
-	if override[images.Debug] == "" && cfg.Busybox == images.DefaultBusybox {
+	if override[images.Debug] == "" && cfg.Busybox == images.DefaultBusybox && cfg.RuntimeEndpoint == "" {
 		if err := hostdeps.Ensure(ctx, logf, hostdeps.DebugImage); err != nil {
 			return nil, fmt.Errorf("debug image: %w (or give a debug image with -images-file)", err)
 		}
