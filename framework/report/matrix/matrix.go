@@ -378,6 +378,12 @@ type Change struct {
 }
 
 // ExitText names an exit code as the README's table does.
+// The exit texts of a cell compared with expectation files (-expect).
+const (
+	ExitAsExpected = "as expected"
+	ExitChanged    = "changed from expectations"
+)
+
 func ExitText(code int) string {
 	switch code {
 	case framework.ExitConformant:

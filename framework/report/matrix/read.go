@@ -76,6 +76,16 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 	}
 	cell.ExitCode, cell.Note = CellExit(run, log, sums)
 	cell.Exit = ExitText(cell.ExitCode)
+	if len(sums) > 0 && report.MergeSummaries("", sums...).Expectations != nil {
+		// Compared with expectation files: 0 is "as expected", never
+		// "conformant", and 1 "changed".
+		switch cell.ExitCode {
+		case framework.ExitConformant:
+			cell.Exit = ExitAsExpected
+		case framework.ExitNonconformant:
+			cell.Exit = ExitChanged
+		}
+	}
 	if len(srcs) == 0 {
 		return cell, uniform(Result{Verdict: capability.VerdictError, Why: cell.Note})
 	}
@@ -452,9 +462,9 @@ func outcome(cells []Cell, pageDir string) (int, string) {
 		code = framework.ExitRunFailed
 	}
 	var parts []string
-	for _, k := range []string{"conformant", "nonconformant", "run error", "bad input", "probe done", "not run"} {
+	for _, k := range []string{"conformant", ExitAsExpected, "nonconformant", ExitChanged, "run error", "bad input", "probe done", "not run"} {
 		if names := by[k]; len(names) > 0 {
-			if k == "conformant" {
+			if k == "conformant" || k == ExitAsExpected {
 				parts = append(parts, fmt.Sprintf("%d %s", len(names), k))
 			} else {
 				parts = append(parts, fmt.Sprintf("%d %s (%s)", len(names), k, strings.Join(names, ", ")))
@@ -466,6 +476,15 @@ func outcome(cells []Cell, pageDir string) (int, string) {
 		page = r
 	}
 	verdict := ExitText(code)
+	switch {
+	case code == framework.ExitConformant && len(by[ExitAsExpected]) > 0:
+		verdict = ExitAsExpected
+	case code == framework.ExitNonconformant && len(by[ExitChanged]) > 0:
+		verdict = "changed"
+		if len(by["nonconformant"]) > 0 {
+			verdict = "nonconformant or changed"
+		}
+	}
 	if ran == 0 {
 		verdict = "no cell ran"
 	}
