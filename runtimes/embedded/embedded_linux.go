@@ -66,13 +66,15 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	id := randomID()
 	l := layout{id: id, dir: filepath.Join(o.BaseDir, id)}
+	if err := claim(o.BaseDir, l); err != nil {
+		return nil, err
+	}
 	for _, d := range []string{l.dir, l.cniConf(), l.hostsDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err
 		}
 	}
 	files := map[string]string{
-		l.ownerFile():                       strconv.Itoa(os.Getpid()) + " " + ownPIDNamespace(),
 		l.config():                          containerdConfig(l, o),
 		l.cniConf() + "/10-ectest.conflist": cniConfig(l),
 	}
@@ -250,7 +252,33 @@ func removeAllSandboxes(ctx context.Context, endpoint string) error {
 	return errors.Join(errs...)
 }
 
+// claim makes the run's directory with its owner file already in it: the
+// directory is made under a hidden name, the owner written, and then it is
+// renamed into place, so that a Sweep of another process starting at the
+// same moment never sees a run directory without its owner (it took one
+// for a dead run's and killed the runtime being started there).
+func claim(baseDir string, l layout) error {
+	if err := os.MkdirAll(baseDir, 0o700); err != nil {
+		return err
+	}
+	tmp := filepath.Join(baseDir, "."+l.id)
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return err
+	}
+	owner := strconv.Itoa(os.Getpid()) + " " + ownPIDNamespace()
+	if err := os.WriteFile(filepath.Join(tmp, filepath.Base(l.ownerFile())), []byte(owner), 0o600); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, l.dir); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	return nil
+}
+
 // Sweep cleans up the directories of runs whose owner process is gone.
+// Hidden entries are runs being claimed (claim), never judged.
 func Sweep(baseDir string) error {
 	entries, err := os.ReadDir(baseDir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -261,6 +289,9 @@ func Sweep(baseDir string) error {
 	}
 	var errs []error
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
 		l := layout{id: e.Name(), dir: filepath.Join(baseDir, e.Name())}
 		pid, pidns, err := readOwner(l.ownerFile())
 		if err == nil && (processAlive(pid) || pidns != ownPIDNamespace()) {
