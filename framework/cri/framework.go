@@ -170,7 +170,10 @@ func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sa
 		return nil, err
 	}
 	ginkgo.DeferCleanup(os.RemoveAll, cfg.LogDirectory)
-	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.ImagePull+f.Timeouts.RuntimeCall)
+	// Not cancelled with the spec (Ctrl-C, a timeout): a sandbox the
+	// runtime goes on making after the client gave up would be known to
+	// no cleanup. The call ends within its own time limit either way.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.Timeouts.ImagePull+f.Timeouts.RuntimeCall)
 	defer cancel()
 	resp, err := f.Runtime.Runtime.RunPodSandbox(cctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: f.Handler})
 	if resp != nil && resp.PodSandboxId != "" {
@@ -387,7 +390,7 @@ func WindowsContainerConfig(opts ContainerOptions) (cfg *runtimeapi.WindowsConta
 func (f *Framework) TryCreateContainer(ctx context.Context, sb *Sandbox, opts ContainerOptions) (*Container, error) {
 	ginkgo.GinkgoHelper()
 	cfg, notSent := f.containerConfig(opts)
-	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.Timeouts.RuntimeCall) // as RunPodSandbox: never abandoned mid-creation
 	defer cancel()
 	resp, err := f.Runtime.Runtime.CreateContainer(cctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.ID, Config: cfg, SandboxConfig: sb.Config})
 	if resp != nil && resp.ContainerId != "" {

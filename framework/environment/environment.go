@@ -343,6 +343,45 @@ func (h *Handle) Leaks(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// RemoveLeft removes every sandbox and container labelled with the run's ID
+// that is still in the runtime (what Leaks lists): a run that failed to
+// clean up, or was interrupted mid-creation, leaves nothing in a vendor's
+// runtime. The leaks are still the run's error.
+func (h *Handle) RemoveLeft(ctx context.Context) error {
+	conn, err := cri.Dial(h.Env.RuntimeEndpoint)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	sel := map[string]string{cri.LabelRun: h.Env.RunID}
+	var errs []error
+	cresp, err := conn.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: sel}})
+	if err != nil {
+		return fmt.Errorf("ListContainers: %s", cri.StatusText(err))
+	}
+	for _, c := range cresp.Containers {
+		if _, err := conn.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: c.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("StopContainer %s: %s", c.Id, cri.StatusText(err)))
+		}
+		if _, err := conn.Runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("RemoveContainer %s: %s", c.Id, cri.StatusText(err)))
+		}
+	}
+	resp, err := conn.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: sel}})
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("ListPodSandbox: %s", cri.StatusText(err)))...)
+	}
+	for _, sb := range resp.Items {
+		if _, err := conn.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("StopPodSandbox %s: %s", sb.Id, cri.StatusText(err)))
+		}
+		if _, err := conn.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %s", sb.Id, cri.StatusText(err)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Down removes pulled images from a runtime the suite does not own, stops
 // the embedded runtime, the registry, and removes the log root.
 func (h *Handle) Down(ctx context.Context) error {

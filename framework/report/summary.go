@@ -71,12 +71,18 @@ func (e *Expectations) Changed() bool { return len(e.New) > 0 || len(e.Fixed) > 
 // layer with the file about its runtime) and recomputes its outcome: exit 0
 // "as expected" when the nonconformances are exactly the known deviations
 // observed, 1 "CHANGED" with what is new and what was fixed. A nonconformant
-// spec is known when a capability it observed is a known deviation. Run
+// spec is listed by the nonconformant capability it observed (known or
+// new), and by itself when it observed none. Run
 // errors still end the run with exit 3: they have no verdict to compare.
 func ApplyExpectations(s *Summary, files []*expected.File) {
 	e := &Expectations{}
-	known := map[capability.Name]bool{}
+	// counted are the capabilities whose nonconformance is listed (known
+	// or new): a nonconformant spec that observed one is listed with it.
+	counted := map[capability.Name]bool{}
 	for _, l := range s.Layers {
+		for _, n := range l.Nonconformant {
+			counted[n] = true
+		}
 		f := expected.For(files, l.Runtime)
 		if f == nil {
 			e.Files = append(e.Files, fmt.Sprintf("%s: none for %s %s (every nonconformance is new)", l.Layer, l.Runtime.Name, l.Runtime.Version))
@@ -94,7 +100,6 @@ func ApplyExpectations(s *Summary, files []*expected.File) {
 		for _, n := range l.Nonconformant {
 			nc[n] = true
 			if dev[n] {
-				known[n] = true
 				e.Known = append(e.Known, fmt.Sprintf("%s (%s layer; %s)", n, l.Layer, f.Verdicts[n].Upstream))
 			} else {
 				e.New = append(e.New, fmt.Sprintf("%s (%s layer)", n, l.Layer))
@@ -122,7 +127,7 @@ func ApplyExpectations(s *Summary, files []*expected.File) {
 		}
 		explained := false
 		for _, n := range sv.Capabilities {
-			explained = explained || known[n]
+			explained = explained || counted[n]
 		}
 		if !explained {
 			e.New = append(e.New, "spec "+sv.Spec)

@@ -75,8 +75,13 @@ var _ = SynchronizedAfterSuite(func() {
 		return
 	}
 	leaks, leakErr := handle.Leaks(ctx)
+	var removeErr error
+	if len(leaks) > 0 {
+		removeErr = handle.RemoveLeft(ctx) // still the run's error below, but nothing stays
+	}
 	downErr := handle.Down(ctx)
 	Expect(leakErr).NotTo(HaveOccurred())
+	Expect(removeErr).NotTo(HaveOccurred(), "removing what this run left")
 	Expect(leaks).To(BeEmpty(), "resources of this run left in the runtime after every spec's cleanup")
 	Expect(downErr).NotTo(HaveOccurred(), "tearing the environment down")
 }, NodeTimeout(framework.DefaultTimeouts.Cleanup*2))
