@@ -21,10 +21,18 @@ type Purpose string
 
 // The purposes, and the packages each needs.
 const (
-	// EmbeddedRuntime: the private containerd the CRI suite starts without
-	// -runtime-endpoint (containerd, its runc shim, CNI plugins, iptables for
-	// the bridge plugin's masquerading, iproute2).
-	EmbeddedRuntime Purpose = "embedded-runtime"
+	// EmbeddedNetwork: what every embedded runtime (the private containerd
+	// the CRI suite starts without -runtime-endpoint) runs with, whoever
+	// built it: the CNI plugins, iptables for the bridge plugin's
+	// masquerading, iproute2 (ip, to remove the bridge and network
+	// namespaces a run leaves).
+	EmbeddedNetwork Purpose = "embedded-network"
+	// DebianContainerd: Debian's containerd and runc, for the one embedded
+	// runtime that is Debian's (containerd-1.6) and the self-tests that
+	// start containerd from PATH. The other embedded runtimes build their
+	// own from the Go module proxy and never need these (installing
+	// containerd also enables its systemd service, see Ensure).
+	DebianContainerd Purpose = "debian-containerd"
 	// DebugImage: the static busybox the suite's debug image is made of.
 	DebugImage Purpose = "debug-image"
 	// KindHost: a Docker engine for kind clusters.
@@ -43,13 +51,14 @@ const (
 
 // Packages is the list: Debian package names per purpose.
 var Packages = map[Purpose][]string{
-	EmbeddedRuntime: {"containerd", "runc", "containernetworking-plugins", "iptables", "iproute2"},
-	DebugImage:      {"busybox-static"},
-	KindHost:        {"docker.io"},
-	NodeImage:       {"debootstrap"},
-	CgoSeccomp:      {"gcc", "libc6-dev", "pkg-config", "libseccomp-dev"},
-	Crun:            {"crun"},
-	Browser:         {"chromium"},
+	EmbeddedNetwork:  {"containernetworking-plugins", "iptables", "iproute2"},
+	DebianContainerd: {"containerd", "runc"},
+	DebugImage:       {"busybox-static"},
+	KindHost:         {"docker.io"},
+	NodeImage:        {"debootstrap"},
+	CgoSeccomp:       {"gcc", "libc6-dev", "pkg-config", "libseccomp-dev"},
+	Crun:             {"crun"},
+	Browser:          {"chromium"},
 }
 
 // All returns every purpose, sorted.
