@@ -26,10 +26,12 @@ import (
 //   - enabling: deb-systemd-helper enable and update-rc.d defaults run
 //     regardless of any policy, so the links that enable services at boot
 //     are listed before and after the install, and each new one is disabled
-//     again (deb-systemd-helper disable, Debian's helper behind the
-//     maintainer scripts, which keeps the package's state file so that
-//     upgrades see the unit disabled and leave it so; update-rc.d disable
-//     for System V init scripts).
+//     again as an administrator would: systemctl disable (which works
+//     without a running systemd, and which Debian's maintainer scripts
+//     respect: deb-systemd-helper's was-enabled finds the links gone and
+//     upgrades leave the unit disabled) and update-rc.d disable for System
+//     V init scripts. (deb-systemd-helper itself refuses to run outside
+//     dpkg.) Any new link still there is then removed.
 
 // policyRCD is Debian's policy layer for starting services.
 var policyRCD = "/usr/sbin/policy-rc.d"
@@ -148,14 +150,18 @@ func disableAtBoot(ctx context.Context, before map[string]bool, logf func(string
 	after := bootLinks("/")
 	units, scripts := newlyEnabled(before, after)
 	var errs []error
-	for _, u := range units {
-		if out, err := exec.CommandContext(ctx, "deb-systemd-helper", "disable", u).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("deb-systemd-helper disable %s: %v: %s", u, err, lastLines(string(out), 3)))
+	if _, err := exec.LookPath("systemctl"); err == nil {
+		for _, u := range units {
+			if out, err := exec.CommandContext(ctx, "systemctl", "disable", "--no-reload", u).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("systemctl disable %s: %v: %s", u, err, lastLines(string(out), 3)))
+			}
 		}
 	}
-	for _, s := range scripts {
-		if out, err := exec.CommandContext(ctx, "update-rc.d", s, "disable").CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("update-rc.d %s disable: %v: %s", s, err, lastLines(string(out), 3)))
+	if _, err := exec.LookPath("update-rc.d"); err == nil {
+		for _, s := range scripts {
+			if out, err := exec.CommandContext(ctx, "update-rc.d", s, "disable").CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("update-rc.d %s disable: %v: %s", s, err, lastLines(string(out), 3)))
+			}
 		}
 	}
 	// Whatever a helper left (or could not run for), the links go.
