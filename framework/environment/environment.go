@@ -134,7 +134,7 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		if flavor, err = embedded.LookupFlavor(cfg.Runtime); err != nil {
 			return h, err
 		}
-		if cfg.Containerd == framework.DefaultContainerd || len(flavor.Programs) > 0 {
+		if installsRuntime(cfg, flavor) {
 			cache, err := os.UserCacheDir()
 			if err != nil {
 				return h, err
@@ -227,6 +227,17 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	return h, nil
 }
 
+// installsRuntime says whether Up makes the embedded flavor ready
+// (Flavor.Install: its host packages, HostPurposes, and its builds): only
+// for the suite's own runtime, never with -runtime-endpoint, and not for
+// Debian's containerd replaced by -embedded-containerd.
+func installsRuntime(cfg *framework.Config, flavor embedded.Flavor) bool {
+	if cfg.RuntimeEndpoint != "" {
+		return false
+	}
+	return cfg.Containerd == framework.DefaultContainerd || len(flavor.Programs) > 0
+}
+
 // windowsBuild is the Windows node's OS build: given (-windows-build), or
 // this machine's.
 func windowsBuild(given string) (uint16, error) {
@@ -269,18 +280,23 @@ func hostCgroups() string {
 
 // buildImages builds and pushes the suite's Linux images that the images
 // file does not name, installing the debug image's busybox when it is
-// missing at its default place.
+// missing at its default place and the runtime is the suite's own
+// (busyboxPlan: never with -runtime-endpoint).
 func buildImages(ctx context.Context, cfg *framework.Config, override images.Set, registry string, logf func(string, ...any)) (images.Set, error) {
 	if override.HasImages(images.Roles...) {
 		return override, nil
 	}
-	if override[images.Debug] == "" && cfg.Busybox == images.DefaultBusybox && cfg.RuntimeEndpoint == "" {
+	install, err := busyboxPlan(cfg, override, fileExists)
+	if err != nil {
+		return nil, err
+	}
+	if install {
 		if err := hostdeps.Ensure(ctx, logf, hostdeps.DebugImage); err != nil {
 			return nil, fmt.Errorf("debug image: %w (or give a debug image with -images-file)", err)
 		}
 	}
 	start := time.Now()
-	set, err := images.BuildAndPush(ctx, registry, images.BuildOptions{Busybox: cfg.Busybox})
+	set, err := images.BuildAndPush(ctx, registry, images.BuildOptions{Busybox: cfg.Busybox, NoDebug: override[images.Debug] != ""})
 	if err != nil {
 		return nil, err
 	}

@@ -21,10 +21,18 @@ type Purpose string
 
 // The purposes, and the packages each needs.
 const (
-	// EmbeddedRuntime: the private containerd the CRI suite starts without
-	// -runtime-endpoint (containerd, its runc shim, CNI plugins, iptables for
-	// the bridge plugin's masquerading, iproute2).
-	EmbeddedRuntime Purpose = "embedded-runtime"
+	// EmbeddedNetwork: what every embedded runtime (the private containerd
+	// the CRI suite starts without -runtime-endpoint) runs with, whoever
+	// built it: the CNI plugins, iptables for the bridge plugin's
+	// masquerading, iproute2 (ip, to remove the bridge and network
+	// namespaces a run leaves).
+	EmbeddedNetwork Purpose = "embedded-network"
+	// DebianContainerd: Debian's containerd and runc, for the one embedded
+	// runtime that is Debian's (containerd-1.6) and the self-tests that
+	// start containerd from PATH. The other embedded runtimes build their
+	// own from the Go module proxy and never need these (installing
+	// containerd also enables its systemd service, see Ensure).
+	DebianContainerd Purpose = "debian-containerd"
 	// DebugImage: the static busybox the suite's debug image is made of.
 	DebugImage Purpose = "debug-image"
 	// KindHost: a Docker engine for kind clusters.
@@ -43,13 +51,14 @@ const (
 
 // Packages is the list: Debian package names per purpose.
 var Packages = map[Purpose][]string{
-	EmbeddedRuntime: {"containerd", "runc", "containernetworking-plugins", "iptables", "iproute2"},
-	DebugImage:      {"busybox-static"},
-	KindHost:        {"docker.io"},
-	NodeImage:       {"debootstrap"},
-	CgoSeccomp:      {"gcc", "libc6-dev", "pkg-config", "libseccomp-dev"},
-	Crun:            {"crun"},
-	Browser:         {"chromium"},
+	EmbeddedNetwork:  {"containernetworking-plugins", "iptables", "iproute2"},
+	DebianContainerd: {"containerd", "runc"},
+	DebugImage:       {"busybox-static"},
+	KindHost:         {"docker.io"},
+	NodeImage:        {"debootstrap"},
+	CgoSeccomp:       {"gcc", "libc6-dev", "pkg-config", "libseccomp-dev"},
+	Crun:             {"crun"},
+	Browser:          {"chromium"},
 }
 
 // All returns every purpose, sorted.
@@ -108,7 +117,8 @@ var mu sync.Mutex
 const lockTimeout = 5 * time.Minute
 
 // Ensure installs the packages of the purposes that are missing, saying so
-// through logf. It fails with one sentence naming the packages when it
+// through logf; the packages' services are neither started nor left
+// enabled at boot (see services.go). It fails with one sentence naming the packages when it
 // cannot install them (not root, no apt-get).
 func Ensure(ctx context.Context, logf func(string, ...any), purposes ...Purpose) error {
 	if _, err := exec.LookPath("dpkg-query"); err != nil {
@@ -138,14 +148,39 @@ func Ensure(ctx context.Context, logf func(string, ...any), purposes ...Purpose)
 	if out, err := run(ctx, "apt-get", "-o", lock, "update", "-qq"); err != nil {
 		return fmt.Errorf("apt-get update (to install %s): %v: %s", what, err, lastLines(out, 5))
 	}
-	args := append([]string{"-o", lock, "install", "-y", "-qq", "--no-install-recommends"}, missing...)
-	if out, err := run(ctx, "apt-get", args...); err != nil {
-		return fmt.Errorf("apt-get install %s: %v: %s", what, err, lastLines(out, 10))
+	if err := install(ctx, lock, missing, logf); err != nil {
+		return fmt.Errorf("apt-get install %s: %w", what, err)
 	}
 	if still := Missing(ctx, purposes...); len(still) > 0 {
 		return fmt.Errorf("apt-get install %s succeeded but %s is still not installed", what, strings.Join(still, " "))
 	}
 	logf("host packages: installed %s in %s", what, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// install runs apt-get install with services neither started nor left
+// enabled at boot (services.go), putting the host's policy-rc.d back
+// whatever happens.
+func install(ctx context.Context, lock string, pkgs []string, logf func(string, ...any)) (err error) {
+	unlock, err := lockHost()
+	if err != nil {
+		return fmt.Errorf("the host-package lock: %w", err)
+	}
+	defer unlock()
+	restore, err := forbidServiceStarts(policyRCD)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, restore()) }()
+	before := bootLinks("/")
+	args := append([]string{"-o", lock, "install", "-y", "-qq", "--no-install-recommends"}, pkgs...)
+	out, err := run(ctx, "apt-get", args...)
+	// Undo enabling even after a failed install: a package configured
+	// before another failed enabled its services all the same.
+	err = errors.Join(err, disableAtBoot(context.WithoutCancel(ctx), before, logf))
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, lastLines(out, 10))
+	}
 	return nil
 }
 

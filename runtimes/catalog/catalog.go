@@ -64,12 +64,12 @@ type Embedded struct {
 	// containerd 1.x, 3 for 2.x.
 	ConfigVersion int
 	// Programs are built from the Go module proxy (internal/gobuild); none
-	// means Debian's packages (hostdeps.EmbeddedRuntime), from PATH.
+	// means Debian's packages (hostdeps.DebianContainerd), from PATH.
 	Programs []gobuild.Program
 	// BuildNeeds are host packages the builds need (cgo with libseccomp).
 	BuildNeeds []hostdeps.Purpose
-	// HostNeeds are host packages the runtime runs with, beyond the
-	// embedded runtime's (Debian's crun).
+	// HostNeeds are host packages the runtime runs with, beyond every
+	// embedded runtime's (hostdeps.EmbeddedNetwork): Debian's crun.
 	HostNeeds []hostdeps.Purpose
 	// Handler is the runtime handler the CRI suite's sandboxes run with
 	// ("" for the default); it must be Default's or one of Handlers.

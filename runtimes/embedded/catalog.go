@@ -24,7 +24,7 @@ type Flavor struct {
 	// containerd 1.x, 3 for 2.x.
 	ConfigVersion int
 	// Programs are built from the Go module proxy (internal/gobuild); none
-	// means Debian's packages (hostdeps.EmbeddedRuntime), from PATH.
+	// means Debian's packages (hostdeps.DebianContainerd), from PATH.
 	Programs []gobuild.Program
 	// BuildNeeds are host packages the builds need (cgo with libseccomp).
 	BuildNeeds []hostdeps.Purpose
@@ -32,8 +32,8 @@ type Flavor struct {
 	// runc); runsc makes containerd run them with gVisor, crun with
 	// Debian's crun (through ectest-crun, see crunwrapper).
 	Handler string
-	// HostNeeds are host packages the flavor runs with, beyond the
-	// embedded runtime's (Debian's crun).
+	// HostNeeds are host packages the flavor runs with, beyond every
+	// embedded runtime's (hostdeps.EmbeddedNetwork): Debian's crun.
 	HostNeeds []hostdeps.Purpose
 	// Runtime is the catalog entry the flavor is a view of: its handlers
 	// (Options.Handlers), implementation and profile.
@@ -112,18 +112,30 @@ func LookupFlavor(name string) (Flavor, error) {
 	return Flavor{}, fmt.Errorf("unknown runtime %q (embedded runtimes: %s)", name, strings.Join(names, ", "))
 }
 
+// HostPurposes are the host packages the flavor runs with: the network
+// every embedded runtime uses, Debian's containerd and runc only for the
+// flavor that is Debian's (no Programs: the built flavors bring their own,
+// and installing Debian's containerd would also enable a systemd service
+// nobody asked for), and the flavor's own HostNeeds (Debian's crun).
+func (f Flavor) HostPurposes() []hostdeps.Purpose {
+	needs := []hostdeps.Purpose{hostdeps.EmbeddedNetwork}
+	if len(f.Programs) == 0 {
+		needs = append(needs, hostdeps.DebianContainerd)
+	}
+	return append(needs, f.HostNeeds...)
+}
+
 // Install makes the flavor's binaries ready and returns the directory that
 // holds containerd, its runc shim and runc ("" for Debian's, on PATH).
 // Builds happen once per version (cacheRoot/bin), with the Go toolchain;
-// a cached flavor needs none.
+// a cached flavor needs none. The host packages installed are
+// HostPurposes' (and BuildNeeds' when a build is due), nothing else.
 func (f Flavor) Install(ctx context.Context, cacheRoot string, logf func(string, ...any)) (string, error) {
-	needs := append([]hostdeps.Purpose{hostdeps.EmbeddedRuntime}, f.HostNeeds...)
-	if len(f.Programs) == 0 {
-		return "", hostdeps.Ensure(ctx, logf, needs...)
-	}
-	// The CNI plugins and iptables still come from Debian.
-	if err := hostdeps.Ensure(ctx, logf, needs...); err != nil {
+	if err := hostdeps.Ensure(ctx, logf, f.HostPurposes()...); err != nil {
 		return "", err
+	}
+	if len(f.Programs) == 0 {
+		return "", nil
 	}
 	dir := filepath.Join(cacheRoot, "runtimes", f.Name+"-"+f.key())
 	missing := false

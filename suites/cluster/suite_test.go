@@ -27,7 +27,7 @@ var cfg framework.Config
 func init() { environment.RegisterFlags(flag.CommandLine, &cfg, framework.SuiteCluster) }
 
 func TestMain(m *testing.M) {
-	environment.Main(m, &cfg, func(c *framework.Config) error {
+	environment.Main(m, &cfg, environment.CheckBusybox, func(c *framework.Config) error {
 		t, err := kind.ParseTopology(c.Topology)
 		if err != nil {
 			return fmt.Errorf("-topology: %w", err)

@@ -24,7 +24,7 @@ var cfg framework.Config
 func init() { environment.RegisterFlags(flag.CommandLine, &cfg, framework.SuiteCRI) }
 
 func TestMain(m *testing.M) {
-	environment.Main(m, &cfg, environment.CheckRuntime, func(c *framework.Config) error {
+	environment.Main(m, &cfg, environment.CheckRuntime, environment.CheckBusybox, func(c *framework.Config) error {
 		for _, ep := range []string{c.RuntimeEndpoint, c.ImageEndpoint} {
 			if ep == "" {
 				continue
