@@ -167,9 +167,17 @@ func (f Flavor) Install(ctx context.Context, cacheRoot string, logf func(string,
 		if err != nil {
 			return "", fmt.Errorf("runtime %s: %w", f.Name, err)
 		}
+		// Linked under a temporary name and renamed over the old link: a
+		// runtime of this flavor starting at the same moment (two
+		// ectest-runtime, make matrix cells) never finds the link missing.
 		link := filepath.Join(dir, p.Binary)
-		_ = os.Remove(link)
-		if err := os.Symlink(path, link); err != nil {
+		tmp := fmt.Sprintf("%s.%d.tmp", link, os.Getpid())
+		_ = os.Remove(tmp)
+		if err := os.Symlink(path, tmp); err != nil {
+			return "", err
+		}
+		if err := os.Rename(tmp, link); err != nil {
+			_ = os.Remove(tmp)
 			return "", err
 		}
 	}
