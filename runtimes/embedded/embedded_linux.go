@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -122,16 +123,40 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	// Own process group: a Ctrl-C at the terminal reaches the suite, which
 	// then tears containerd down in order. Pdeathsig: if the suite is killed
 	// outright, containerd does not outlive it (the next run sweeps the rest).
+	// Pdeathsig fires when the thread that forked containerd exits, not the
+	// process (golang/go#27505): a goroutine of the suite that locks a
+	// thread and lets it die (the oracle's setns into a namespace) once
+	// SIGKILLed containerd in mid-run that way. So containerd is started
+	// from a thread locked for as long as containerd runs.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	exited, err := startOnLockedThread(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("embedded runtime: start containerd: %w", err)
 	}
-	r := &Runtime{layout: l, opts: o, cmd: cmd, exited: make(chan error, 1)}
-	go func() { r.exited <- cmd.Wait() }()
+	r := &Runtime{layout: l, opts: o, cmd: cmd, exited: exited}
 	if err := r.waitReady(ctx); err != nil {
 		return nil, errors.Join(err, r.Stop())
 	}
 	return r, nil
+}
+
+// startOnLockedThread starts cmd from an OS thread that stays locked, and
+// so alive, until cmd has exited: a Pdeathsig of cmd fires only when cmd's
+// parent thread exits. The channel receives cmd.Wait's result.
+func startOnLockedThread(cmd *exec.Cmd) (chan error, error) {
+	exited := make(chan error, 1)
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited <- cmd.Wait()
+	}()
+	return exited, <-started
 }
 
 // setUpCrun links the wrapper ectest-crun, in the run directory, to the
