@@ -98,7 +98,7 @@ func TestExitCodeContract(t *testing.T) {
 		{name: "SIGINT", labels: "pid", signal: true, code: 3, line: `^ectest: RUN FAILED .*(nterrupt|no verdict).*\(exit 3\)$`},
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "| entry point | case | exit code | last line |\n|---|---|---|---|\n")
+	fmt.Fprintf(&table, "| entry point | case | exit code | last line (make: the ectest line, then make's) |\n|---|---|---|---|\n")
 	for _, e := range entries {
 		for _, c := range cases {
 			if len(e.only) > 0 && !contains(e.only, c.name) {
@@ -115,7 +115,6 @@ func TestExitCodeContract(t *testing.T) {
 				if len(lines) > 0 {
 					last = lines[len(lines)-1]
 				}
-				fmt.Fprintf(&table, "| %s | %s | %d | `%s` (%s) |\n", e.name, c.name, code, truncateLine(last, 160), took.Round(time.Second))
 				wantCode, ectestLine := c.code, last
 				if e.make && c.code != 0 {
 					// make exits 2 for a failed recipe, its line naming the
@@ -134,6 +133,11 @@ func TestExitCodeContract(t *testing.T) {
 						ectestLine = lines[len(lines)-2]
 					}
 				}
+				shown := "`" + truncateLine(last, 160) + "`"
+				if ectestLine != last {
+					shown = "`" + truncateLine(ectestLine, 110) + "` then `" + truncateLine(last, 60) + "`"
+				}
+				fmt.Fprintf(&table, "| %s | %s | %d | %s (%s) |\n", e.name, c.name, code, shown, took.Round(time.Second))
 				if code != wantCode {
 					t.Errorf("exit code %d, want %d", code, wantCode)
 				}
