@@ -291,6 +291,9 @@ func Parse(args []string) (Options, error) {
 		if err != nil {
 			return o, err
 		}
+		if _, err := ProcSysPath(kv.Key); err != nil {
+			return o, err
+		}
 		o.Sysctls = append(o.Sysctls, kv)
 	}
 	return o, nil

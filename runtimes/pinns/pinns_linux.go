@@ -37,12 +37,6 @@ func Run(o Options) (err error) {
 	if err := dirExistsOrCreate(o.Dir); err != nil {
 		return err
 	}
-	for _, s := range o.Sysctls { // refuse before anything is created
-		if _, err := ProcSysPath(s.Key); err != nil {
-			return err
-		}
-	}
-
 	child, err := startChild(o)
 	if err != nil {
 		return err
