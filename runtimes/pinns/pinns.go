@@ -89,16 +89,6 @@ type Options struct {
 	GIDMappings []IDMap
 }
 
-// Has reports whether t is pinned, and whether as a new namespace.
-func (o Options) Has(t NSType) (pinned, isNew bool) {
-	for _, p := range o.Pins {
-		if p.Type == t {
-			return true, p.New
-		}
-	}
-	return false, false
-}
-
 // Path is the file t is pinned to: <dir>/<type>ns/<filename>, put together
 // as bind_ns does (no cleaning).
 func (o Options) Path(t NSType) string {
