@@ -125,7 +125,7 @@ func CheckLabelFilter(filter string) error {
 		}
 	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("label filter %q: unknown label %s; the README's Labels section lists them", filter, strings.Join(unknown, ", unknown label "))
+		return fmt.Errorf("label filter %q: unknown label %s; docs/running.md, \"Labels\", lists them", filter, strings.Join(unknown, ", unknown label "))
 	}
 	return nil
 }

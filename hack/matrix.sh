@@ -3,7 +3,7 @@
 # the cluster suite per cluster), past failures, each cell's reports in
 # $REPORT_DIR/matrix/cells/<cell>/, then one page: matrix.html, matrix.md,
 # matrix.json (the previous one kept as matrix.previous.json). The logic is
-# Go's (cmd/ectest-matrix); see the README, "The nightly matrix".
+# Go's (cmd/ectest-matrix); see docs/matrix.md.
 #   CELLS=a,b        run only these cells (the others show as not run)
 #   PARALLEL=N       cells at once (default: one per two CPUs; JOBS=N says the same);
 #                    cells sharing a lock (/tmp/ectest-heavy.lock) still run one at a time
