@@ -18,6 +18,7 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -97,6 +98,39 @@ type SandboxOptions struct {
 	PID, Network, IPC runtimeapi.NamespaceMode
 	// SharePID makes the sandbox's PID mode POD (shareProcessNamespace: true).
 	SharePID bool
+	// Userns is the sandbox's user namespace (NamespaceOption.UsernsOptions):
+	// nil sends none, as the kubelet does for a pod without hostUsers:
+	// false on a node without the feature. Every container of the sandbox
+	// gets the same (see ContainerOptions.Userns), as the kubelet sends
+	// the pod's to each container, ephemeral ones included.
+	Userns *runtimeapi.UserNamespace
+}
+
+// PodUserns is a POD-mode user namespace mapping container IDs 0..size-1
+// to host IDs host..host+size-1, for UIDs and GIDs alike: what the kubelet
+// sends for a pod with hostUsers: false (it picks host from its own range).
+func PodUserns(host, size uint32) *runtimeapi.UserNamespace {
+	m := func() []*runtimeapi.IDMapping {
+		return []*runtimeapi.IDMapping{{HostId: host, ContainerId: 0, Length: size}}
+	}
+	return &runtimeapi.UserNamespace{Mode: runtimeapi.NamespaceMode_POD, Uids: m(), Gids: m()}
+}
+
+// NodeUserns is the node's user namespace (hostUsers: true, sent
+// explicitly).
+func NodeUserns() *runtimeapi.UserNamespace {
+	return &runtimeapi.UserNamespace{Mode: runtimeapi.NamespaceMode_NODE}
+}
+
+// IDMapText renders mappings as /proc/<pid>/uid_map shows them to a reader
+// in the node's user namespace, one "inside outside length" a line, the
+// way oracle.Process's UIDMap and GIDMap hold them.
+func IDMapText(ms []*runtimeapi.IDMapping) string {
+	lines := make([]string, 0, len(ms))
+	for _, m := range ms {
+		lines = append(lines, fmt.Sprintf("%d %d %d", m.GetContainerId(), m.GetHostId(), m.GetLength()))
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (f *Framework) sandboxConfig(opts SandboxOptions) (*runtimeapi.PodSandboxConfig, error) {
@@ -136,7 +170,7 @@ func (f *Framework) sandboxConfig(opts SandboxOptions) (*runtimeapi.PodSandboxCo
 	cfg.Linux = &runtimeapi.LinuxPodSandboxConfig{
 		CgroupParent: "/ectest",
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, Network: opts.Network, Ipc: opts.IPC},
+			NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, Network: opts.Network, Ipc: opts.IPC, UsernsOptions: cloneUserns(opts.Userns)},
 		},
 	}
 	return cfg, nil
@@ -155,6 +189,8 @@ func WindowsSandboxConfig(opts SandboxOptions) (cfg *runtimeapi.WindowsPodSandbo
 		return nil, fmt.Sprintf("the Windows CRI has no PID namespace option (WIN-1): a sandbox with PID %s%s cannot be asked for on a Windows node", opts.PID, map[bool]string{true: " (a shared process namespace)"}[opts.SharePID])
 	case opts.IPC != runtimeapi.NamespaceMode_POD:
 		return nil, fmt.Sprintf("the Windows CRI has no IPC namespace option (WIN-1): a sandbox with IPC %s cannot be asked for on a Windows node", opts.IPC)
+	case opts.Userns != nil:
+		return nil, "the Windows CRI has no user namespace option: a sandbox with a user namespace cannot be asked for on a Windows node"
 	}
 	return &runtimeapi.WindowsPodSandboxConfig{SecurityContext: &runtimeapi.WindowsSandboxSecurityContext{
 		NamespaceOptions: &runtimeapi.WindowsNamespaceOption{Network: opts.Network},
@@ -285,6 +321,10 @@ type ContainerOptions struct {
 	Stdin, TTY   bool
 	StdinOnce    bool
 	Env          map[string]string
+	// Userns is the container's user namespace (UsernsOptions); nil sends
+	// the sandbox's, as the kubelet sends the pod's to every container,
+	// ephemeral ones included.
+	Userns *runtimeapi.UserNamespace
 }
 
 // Mode is an explicit namespace mode for the options' PID field. POD is the
@@ -302,7 +342,7 @@ func (f *Framework) containerConfig(opts ContainerOptions) (cfg *runtimeapi.Cont
 		pid = *opts.PID
 	}
 	sc := &runtimeapi.LinuxContainerSecurityContext{
-		NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, TargetId: opts.TargetID, Network: opts.Network, Ipc: opts.IPC},
+		NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, TargetId: opts.TargetID, Network: opts.Network, Ipc: opts.IPC, UsernsOptions: cloneUserns(opts.Userns)},
 	}
 	if opts.RunAsUser != nil {
 		sc.RunAsUser = &runtimeapi.Int64Value{Value: *opts.RunAsUser}
@@ -313,6 +353,15 @@ func (f *Framework) containerConfig(opts ContainerOptions) (cfg *runtimeapi.Cont
 	cfg = f.commonConfig(opts)
 	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: sc}
 	return cfg, ""
+}
+
+// cloneUserns copies a user namespace request, so that no two configs
+// share one message (a proxy or a runtime may change what it is sent).
+func cloneUserns(u *runtimeapi.UserNamespace) *runtimeapi.UserNamespace {
+	if u == nil {
+		return nil
+	}
+	return proto.Clone(u).(*runtimeapi.UserNamespace)
 }
 
 // commonConfig is what a container's config holds on every OS: name,
@@ -378,6 +427,8 @@ func WindowsContainerConfig(opts ContainerOptions) (cfg *runtimeapi.WindowsConta
 		why = fmt.Sprintf("the Windows CRI has no IPC namespace option (WIN-1): IPC %s cannot be asked for on a Windows node", opts.IPC)
 	case opts.RunAsUser != nil || len(opts.AddCaps) > 0:
 		why = "Linux user IDs and capabilities do not exist in a Windows container's CRI config"
+	case opts.Userns != nil:
+		why = "the Windows CRI has no user namespace option: a container with one cannot be asked for on a Windows node"
 	}
 	if why != "" {
 		return nil, "", why
@@ -389,6 +440,9 @@ func WindowsContainerConfig(opts ContainerOptions) (cfg *runtimeapi.WindowsConta
 // removal. The error is the runtime's, for specs that expect a refusal.
 func (f *Framework) TryCreateContainer(ctx context.Context, sb *Sandbox, opts ContainerOptions) (*Container, error) {
 	ginkgo.GinkgoHelper()
+	if opts.Userns == nil {
+		opts.Userns = sb.Config.GetLinux().GetSecurityContext().GetNamespaceOptions().GetUsernsOptions()
+	}
 	cfg, notSent := f.containerConfig(opts)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.Timeouts.RuntimeCall) // as RunPodSandbox: never abandoned mid-creation
 	defer cancel()

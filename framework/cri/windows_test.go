@@ -25,6 +25,7 @@ func TestWindowsConfigs(t *testing.T) {
 		{SandboxOptions{SharePID: true}, 0, "no PID namespace option"},
 		{SandboxOptions{PID: unknown}, 0, "no PID namespace option"},
 		{SandboxOptions{IPC: runtimeapi.NamespaceMode_NODE}, 0, "no IPC namespace option"},
+		{SandboxOptions{Userns: PodUserns(100000, 65536)}, 0, "no user namespace option"},
 	} {
 		cfg, why := WindowsSandboxConfig(c.opts)
 		switch {
@@ -46,6 +47,7 @@ func TestWindowsConfigs(t *testing.T) {
 		{ContainerOptions{Network: unknown}, "", "no network namespace option"},
 		{ContainerOptions{IPC: runtimeapi.NamespaceMode_NODE}, "", "no IPC namespace option"},
 		{ContainerOptions{AddCaps: []string{"SYS_PTRACE"}}, "", "capabilities"},
+		{ContainerOptions{Userns: NodeUserns()}, "", "no user namespace option"},
 	} {
 		cfg, notSent, why := WindowsContainerConfig(c.opts)
 		if !strings.Contains(why, c.why) || (c.why == "") != (why == "") || !strings.Contains(notSent, c.notSent) || (c.notSent == "") != (notSent == "") {
