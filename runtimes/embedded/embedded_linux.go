@@ -75,6 +75,9 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	if err := traversable(l.dir); err != nil {
+		return nil, errors.Join(err, cleanupDir(l))
+	}
 	files := map[string]string{
 		l.config():                          containerdConfig(l, o),
 		l.cniConf() + "/10-ectest.conflist": cniConfig(l),
@@ -275,6 +278,32 @@ func removeAllSandboxes(ctx context.Context, endpoint string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// traversable lets every user search (not list) dir and each ancestor up
+// to the first one that already lets them (0700 becomes 0711): the root of
+// a pod's user namespace is an unprivileged host UID (KEP-127), and runc,
+// already in that user namespace, resolves the container's rootfs under
+// containerd's state directory, which containerd makes 0711 for that
+// reason, as it makes its default /var/lib/containerd and /run/containerd;
+// a 0700 directory above it (the suite's /var/lib/ectest) fails the
+// sandbox with EACCES ("remount-propagation ... permission denied").
+func traversable(dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o001 != 0 {
+			return nil
+		}
+		if err := os.Chmod(d, fi.Mode().Perm()|0o011); err != nil {
+			return fmt.Errorf("embedded runtime: letting user namespaces reach the runtime's state: %w", err)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }
 
 // claim makes the run's directory with its owner file already in it: the
