@@ -93,3 +93,26 @@ func (f *Framework) SameFromOutside(k oracle.Kind, a, b *Container) (same, visib
 	evidence = fmt.Sprintf("from the node's /proc: %s's process %s\n%s's process %s", a.Name, pa[0], b.Name, pb[0])
 	return oracle.Same(k, pa[0], pb[0]), true, evidence, nil
 }
+
+// Infra finds, from outside, the infra (pause) process of c's sandbox (one
+// whose network is POD: in the node's network the node's init would do): a
+// process in the network namespace of c's own process that is PID 1 of a
+// PID namespace and carries none of the spec's markers (no container of
+// the spec's). ok is false when c's processes are not visible from here or
+// no such process is (a runtime without an infra process).
+func (f *Framework) Infra(c *Container) (infra oracle.Process, ok bool, err error) {
+	own, err := f.Own(c)
+	if err != nil || len(own) == 0 {
+		return oracle.Process{}, false, err
+	}
+	procs, err := f.Outside().Proc.InNamespace(oracle.Net, own[0].Namespaces[oracle.Net])
+	if err != nil {
+		return oracle.Process{}, false, err
+	}
+	for _, p := range procs {
+		if p.InnerPID() == 1 && !strings.Contains(p.Args, f.Token) {
+			return p, true, nil
+		}
+	}
+	return oracle.Process{}, false, nil
+}

@@ -57,6 +57,19 @@ func (f *Framework) StartTarget(ctx context.Context, sb *Sandbox, o TargetOption
 	return c
 }
 
+// TryStartTarget starts the target program in the sandbox; err is the
+// runtime's, for specs that judge a refusal (c is non-nil when the create
+// call succeeded).
+func (f *Framework) TryStartTarget(ctx context.Context, sb *Sandbox, o TargetOptions) (*Container, error) {
+	ginkgo.GinkgoHelper()
+	opts, port := f.targetContainerOptions(o)
+	c, err := f.TryStartContainer(ctx, sb, opts)
+	if c != nil {
+		c.Marker, c.Port = f.TargetMarker(o.Name), port
+	}
+	return c, err
+}
+
 // CreateTarget only creates a target (it is never started).
 func (f *Framework) CreateTarget(ctx context.Context, sb *Sandbox, o TargetOptions) *Container {
 	ginkgo.GinkgoHelper()

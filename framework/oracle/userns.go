@@ -49,3 +49,29 @@ func (p Proc) UserNS(pid int) (UserNS, error) {
 	}
 	return u, nil
 }
+
+// InNamespace reads every process in the namespace of kind k whose link
+// is link (the processes of one pod's network namespace, say), in PID
+// order; processes that exit meanwhile are left out.
+func (p Proc) InNamespace(k Kind, link string) ([]Process, error) {
+	if link == "" {
+		return nil, fmt.Errorf("oracle: InNamespace needs a %s namespace link", k)
+	}
+	pids, err := p.pids()
+	if err != nil {
+		return nil, err
+	}
+	var out []Process
+	for _, pid := range pids {
+		l, err := os.Readlink(filepath.Join(p.Root, strconv.Itoa(pid), "ns", string(k)))
+		if err != nil || l != link {
+			continue
+		}
+		proc, err := p.Read(pid)
+		if err != nil {
+			continue
+		}
+		out = append(out, proc)
+	}
+	return out, nil
+}

@@ -40,3 +40,23 @@ func TestUserNS(t *testing.T) {
 		t.Errorf("UserNS of no process: %v, want ErrGone", err)
 	}
 }
+
+func TestInNamespace(t *testing.T) {
+	p := writeFake(t,
+		fakeProcess{pid: 1, args: []string{"/sbin/init"}, nspid: []int{1}, pidNS: "pid:[100]"},
+		fakeProcess{pid: 50, args: []string{"/pause"}, nspid: []int{50, 1}, pidNS: "pid:[300]"},
+		fakeProcess{pid: 60, args: []string{"/target", "ectest-target-x"}, nspid: []int{60, 1}, pidNS: "pid:[301]"},
+	)
+	found, err := p.InNamespace(PID, "pid:[300]")
+	must(t, err)
+	if len(found) != 1 || found[0].PID != 50 || found[0].Args != "/pause" {
+		t.Errorf("InNamespace(pid:[300]) = %+v", found)
+	}
+	// writeFake gives every process net:[1]: all three share it.
+	if all, err := p.InNamespace(Net, "net:[1]"); err != nil || len(all) != 3 {
+		t.Errorf("InNamespace(net:[1]) = %d processes, %v", len(all), err)
+	}
+	if _, err := p.InNamespace(Net, ""); err == nil {
+		t.Error("InNamespace without a link: want an error")
+	}
+}
