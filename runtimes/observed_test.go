@@ -32,6 +32,7 @@ func TestObservedProfileRoundTripsThroughTheLoader(t *testing.T) {
 		capability.Observation{Capability: capability.PtraceRules, Outcome: capability.Refused, Observed: "refused: InvalidArgument: no", Evidence: "InvalidArgument: no"},
 		capability.Observation{Capability: capability.StoryOps, Outcome: capability.Deviated, Observed: "accepted", Evidence: "ran # in the wrong namespace: \"x\""},
 		capability.Observation{Capability: capability.UnknownModeError, Outcome: capability.Deviated, Observed: "accepted", Case: "PID mode 42", Evidence: "created"},
+		capability.Observation{Capability: capability.UsernsPod, Outcome: capability.Works, Observed: "the sandbox's user namespace"},
 	)
 	// Only the mandatory capability is nonconformant; the optional ones are probed.
 	for _, row := range m.Rows {
@@ -90,7 +91,11 @@ func TestObservedProfileReproducesABuiltinAndNamesTheHandler(t *testing.T) {
 	rt := capability.RuntimeInfo{Name: "containerd", Version: "v2.4.2", OS: "linux", Handler: "runsc", OCIRuntime: "runsc release-20260905.0"}
 	var obs []capability.Observation
 	for _, d := range capability.All() {
-		obs = append(obs, capability.Observation{Capability: d.Name, Outcome: capability.Works, Observed: "fine"})
+		o := capability.Observation{Capability: d.Name, Outcome: capability.Works, Observed: "fine"}
+		if d.Name == capability.UsernsPod { // the builtin declares it unsupported (google/gvisor#13303)
+			o.Outcome, o.Observed = capability.Refused, "refused: Unknown: user namespaces are not supported"
+		}
+		obs = append(obs, o)
 	}
 	o, err := ObservedProfile(probeMatrix(rt, obs...), capability.LayerCRI)
 	if err != nil {
