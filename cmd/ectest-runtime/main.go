@@ -66,12 +66,13 @@ func run() int {
 		return fail(framework.ExitRunFailed, err)
 	}
 	opts := embedded.Options{
-		BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Handlers: flavor.Handlers(),
+		Implementation: flavor.Runtime.Implementation,
+		BinDir:         binDir, ConfigVersion: flavor.ConfigVersion, Handlers: flavor.Handlers(),
 		CNIBinDir: framework.DefaultCNIBinDir(), RegistryAddr: *registryAddr, SandboxImage: *registryAddr + "/ectest/pause:latest",
 		BaseDir: *baseDir,
 	}
 	if *logDir != "" {
-		opts.LogPath = filepath.Join(*logDir, "containerd.log")
+		opts.LogPath = filepath.Join(*logDir, flavor.DaemonName()+".log")
 	}
 	rt, err := embedded.Start(ctx, opts)
 	if err != nil {
