@@ -18,7 +18,18 @@ func (l layout) crioSocket() string    { return l.dir + "/crio.sock" }
 func (l layout) crioStorage() string   { return l.dir + "/storage" }
 func (l layout) crioRunRoot() string   { return l.dir + "/storage-run" }
 func (l layout) crioNS() string        { return l.dir + "/ns" }
-func (l layout) crioHome() string      { return l.dir + "/home" }
+
+// AttachBase holds one short directory per CRI-O run for conmon's attach
+// sockets: a socket's path is <dir>/<64-hex container ID>/attach, and
+// under the run directory it is longer than a Unix socket's path may be
+// (108 bytes: CRI-O's attach then fails "dial unixpacket ...: connect:
+// invalid argument"). Upstream's default is /var/run/crio. cleanupDir
+// removes the run's directory here with the run.
+const AttachBase = "/run/ectest-crio"
+
+func (l layout) crioAttach() string { return AttachBase + "/" + l.id }
+
+func (l layout) crioHome() string { return l.dir + "/home" }
 
 // crioRegistries is containers-registries.conf where containers/image
 // looks for a user's file ($HOME/.config/containers/registries.conf, which
@@ -99,7 +110,7 @@ func crioConfig(l layout, o Options, runc, conmon string) string {
 	r := strings.NewReplacer(
 		"@ROOT@", l.crioStorage(), "@RUNROOT@", l.crioRunRoot(), "@DIR@", l.dir,
 		"@SOCKET@", l.crioSocket(), "@RUNC@", runc, "@RUNCROOT@", l.crioRuncRoot(),
-		"@CONMON@", conmon, "@PINNS@", l.pinns(), "@NS@", l.crioNS(),
+		"@CONMON@", conmon, "@ATTACH@", l.crioAttach(), "@PINNS@", l.pinns(), "@NS@", l.crioNS(),
 		"@PAUSE@", o.SandboxImage,
 		"@CNICONF@", l.cniConf(), "@CNIBIN@", o.CNIBinDir, "@DEFAULT@", catalog.Runc.Name,
 	)
@@ -129,7 +140,7 @@ selinux = false
 namespaces_dir = "@NS@"
 pinns_path = "@PINNS@"
 container_exits_dir = "@DIR@/exits"
-container_attach_socket_dir = "@DIR@/attach"
+container_attach_socket_dir = "@ATTACH@"
 hooks_dir = []
 default_mounts_file = ""
 decryption_keys_path = "@DIR@/keys"

@@ -45,7 +45,7 @@ func crioDaemon(o Options) (*daemon, error) {
 		}
 		d.args = crioArgs(l)
 		d.env = crioEnv(l)
-		d.dirs = []string{l.crioConfigDir(), l.crioStorage(), l.crioRunRoot(), l.crioNS(), l.crioRuncRoot(), l.dir + "/tmp"}
+		d.dirs = []string{l.crioConfigDir(), l.crioStorage(), l.crioRunRoot(), l.crioNS(), l.crioRuncRoot(), l.dir + "/tmp", l.crioAttach()}
 		d.files = crioFiles(l, o, wrapper, conmon)
 		// The network is named by the run: at start CRI-O deletes the
 		// attachments the host's CNI cache (/var/lib/cni, not configurable)

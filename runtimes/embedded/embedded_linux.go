@@ -409,6 +409,10 @@ func cleanupDir(l layout) error {
 			errs = append(errs, fmt.Errorf("delete bridge %s: %v: %s", bridge, err, out))
 		}
 	}
+	// CRI-O's attach sockets, outside the run directory (AttachBase).
+	if err := os.RemoveAll(l.crioAttach()); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", l.crioAttach(), err))
+	}
 	if err := os.RemoveAll(l.dir); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", l.dir, err))
 	}
