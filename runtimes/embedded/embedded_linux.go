@@ -21,6 +21,7 @@ import (
 	"github.com/ectest/ectest/framework/cri"
 	"github.com/ectest/ectest/runtimes/catalog"
 	"github.com/ectest/ectest/runtimes/embedded/crunwrapper"
+	"github.com/ectest/ectest/runtimes/embedded/oomclamp"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -391,9 +392,12 @@ func cleanupDir(l layout) error {
 		if _, err := os.Stat(root); err != nil {
 			continue
 		}
-		if h.Name == catalog.Crun.Name {
+		switch h.Name {
+		case catalog.Crun.Name:
 			errs = append(errs, killCrunContainers(l, root+"/"+namespaceK8s))
-		} else {
+		case catalog.Runc.Name:
+			errs = append(errs, killRuncContainers(runcOf(l, h), root+"/"+namespaceK8s))
+		default:
 			errs = append(errs, killRuncContainers(h.Binary, root+"/"+namespaceK8s))
 		}
 	}
@@ -417,6 +421,16 @@ func cleanupDir(l layout) error {
 		errs = append(errs, fmt.Errorf("remove %s: %w", l.dir, err))
 	}
 	return errors.Join(errs...)
+}
+
+// runcOf is the runc a run used: a CRI-O run names its build in the file
+// next to its wrapper (oomclamp.Real), which outlives the binary the
+// wrapper links to; otherwise runc from PATH.
+func runcOf(l layout, h catalog.Handler) string {
+	if b, err := os.ReadFile(oomclamp.Real(l.dir + "/" + oomclamp.Name)); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	return h.Binary
 }
 
 // removeNetnsIn deletes the CNI network namespaces (/run/netns/cni-*)
