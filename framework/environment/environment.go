@@ -198,6 +198,9 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	}
 	if h.embedded != nil {
 		h.Env.Runtime.Flavor = flavor.Name
+		if e := flavor.Runtime.Embedded; e != nil {
+			h.Env.Runtime.Note = e.Note
+		}
 		h.Env.Runtime.OCIRuntime = flavor.OCIRuntimeVersion(ctx, binDir)
 	}
 	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") && nodeOS == "linux" {

@@ -83,6 +83,9 @@ type Embedded struct {
 	// Handler is the runtime handler the CRI suite's sandboxes run with
 	// ("" for the default); it must be Default's or one of Handlers.
 	Handler string
+	// Note is what every report of a run of it must say (the runtime
+	// information's Note, ending the stack every report shows).
+	Note string
 }
 
 // Node is how a kind node image carries the runtime.
@@ -177,7 +180,8 @@ var Runtimes = []Runtime{
 			Description: "CRI-O " + builds.CriOVersion + " with runc " + builds.RuncVersion + ", both built from the Go module proxy, Debian's conmon; " + PinnsNote,
 			Programs:    []gobuild.Program{builds.CriO, builds.Runc},
 			BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp},
-			HostNeeds:   []hostdeps.Purpose{hostdeps.Conmon}}},
+			HostNeeds:   []hostdeps.Purpose{hostdeps.Conmon},
+			Note:        PinnsNote}},
 }
 
 // Lookup finds a runtime of the catalog by name.

@@ -26,8 +26,8 @@ func TestCatalog(t *testing.T) {
 			if r.Node != nil {
 				t.Errorf("%s: CRI-O in a kind node image has no configuration renderer yet", r.Name)
 			}
-			if r.Embedded != nil && !strings.Contains(r.Embedded.Description, PinnsNote) {
-				t.Errorf("%s: the description must say pinns is the project's stand-in (PinnsNote)", r.Name)
+			if r.Embedded != nil && (!strings.Contains(r.Embedded.Description, PinnsNote) || r.Embedded.Note != PinnsNote) {
+				t.Errorf("%s: the description and the reports' note must say pinns is the project's stand-in (PinnsNote)", r.Name)
 			}
 		default:
 			t.Errorf("%s: implementation %q has no configuration renderer yet", r.Name, r.Implementation)
