@@ -1,12 +1,16 @@
 package environment
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/internal/hostdeps"
 )
 
 // busyboxPlan says whether buildImages asks hostdeps for Debian's
@@ -57,4 +61,28 @@ func CheckBusybox(c *framework.Config) error {
 	}
 	_, err = busyboxPlan(c, f.For("linux", 0), fileExists)
 	return err
+}
+
+// checkVendorBusybox: with -runtime-endpoint (a vendor's runtime), nothing is
+// installed on the host, so the static busybox the debug image is made of
+// must be there already, unless an images file names a debug image.
+func checkVendorBusybox(c *framework.Config) error {
+	if c.Suite != framework.SuiteCRI || c.RuntimeEndpoint == "" || runtime.GOOS != "linux" {
+		return nil
+	}
+	if f, err := ImagesFile(c); err == nil && f != nil && f.For("linux", 0)[images.Debug] != "" {
+		return nil
+	}
+	missing := ""
+	if _, err := os.Stat(c.Busybox); err != nil {
+		missing = c.Busybox + " does not exist"
+	} else if _, err := exec.LookPath("dpkg-query"); err == nil && c.Busybox == images.DefaultBusybox {
+		if pkgs := hostdeps.Missing(context.Background(), hostdeps.DebugImage); len(pkgs) > 0 {
+			missing = "Debian's " + strings.Join(pkgs, " ") + " is not installed (" + c.Busybox + " is not the static one)"
+		}
+	}
+	if missing == "" {
+		return nil
+	}
+	return fmt.Errorf("the debug image is built from a static busybox and %s; nothing is installed when -runtime-endpoint is given: install it (apt-get install busybox-static), or give -busybox=PATH or a debug image in -images-file", missing)
 }

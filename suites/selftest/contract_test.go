@@ -246,13 +246,7 @@ func runContract(t *testing.T, argv, env []string, signal bool) (int, string, ti
 // the runtime started outside the suite has no sandbox of the run.
 func checkNothingLeft(t *testing.T, endpoint string) {
 	t.Helper()
-	entries, _ := os.ReadDir("/var/lib/ectest/embedded")
-	for _, e := range entries {
-		t.Errorf("embedded runtime state left after Ctrl-C: %s", e.Name())
-	}
-	if procs := processesMentioning("/var/lib/ectest/embedded"); len(procs) > 0 {
-		t.Errorf("processes left after Ctrl-C:\n%v", procs)
-	}
+	checkNoEmbeddedLeft(t)
 	if endpoint != "" {
 		if n := sandboxes(strings.TrimPrefix(endpoint, "unix://")); n > 0 {
 			t.Errorf("%d sandboxes left in the runtime started outside the suite", n)

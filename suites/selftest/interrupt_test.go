@@ -28,15 +28,21 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 		}
 		return false
 	}, "a sandbox of the run", 4*time.Minute, 3*time.Minute)
+	checkNoEmbeddedLeft(t)
+	if t.Failed() {
+		t.Logf("suite output:\n%s", out.String())
+	}
+}
+
+// checkNoEmbeddedLeft: no embedded runtime's state or process is left.
+func checkNoEmbeddedLeft(t *testing.T) {
+	t.Helper()
 	entries, _ := os.ReadDir("/var/lib/ectest/embedded")
 	for _, e := range entries {
 		t.Errorf("embedded runtime state left after Ctrl-C: %s", e.Name())
 	}
 	if procs := processesMentioning("/var/lib/ectest/embedded"); len(procs) > 0 {
 		t.Errorf("processes left after Ctrl-C:\n%v", procs)
-	}
-	if t.Failed() {
-		t.Logf("suite output:\n%s", out.String())
 	}
 }
 
