@@ -25,12 +25,20 @@ import (
 	"syscall"
 
 	"github.com/ectest/ectest/fixtures/criproxy"
+	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/internal/atomicfile"
 	"github.com/ectest/ectest/runtimes/embedded"
 )
 
-func main() { os.Exit(run()) }
+// main first runs the program named by argv[0], if it is one of the
+// suite's (fixtures/programs): the embedded runtimes link their helpers
+// (cri-o's pinns and runc wrapper, containerd-2-crun's crun wrapper) to
+// the running binary, this one.
+func main() {
+	programs.Dispatch()
+	os.Exit(run())
+}
 
 // run returns the exit code after its deferred cleanup has run.
 func run() int {
@@ -66,12 +74,13 @@ func run() int {
 		return fail(framework.ExitRunFailed, err)
 	}
 	opts := embedded.Options{
-		BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Handlers: flavor.Handlers(),
+		Implementation: flavor.Runtime.Implementation,
+		BinDir:         binDir, ConfigVersion: flavor.ConfigVersion, Handlers: flavor.Handlers(),
 		CNIBinDir: framework.DefaultCNIBinDir(), RegistryAddr: *registryAddr, SandboxImage: *registryAddr + "/ectest/pause:latest",
 		BaseDir: *baseDir,
 	}
 	if *logDir != "" {
-		opts.LogPath = filepath.Join(*logDir, "containerd.log")
+		opts.LogPath = filepath.Join(*logDir, flavor.DaemonName()+".log")
 	}
 	rt, err := embedded.Start(ctx, opts)
 	if err != nil {

@@ -33,6 +33,10 @@ type RuntimeInfo struct {
 	// specs' pods ran with (its handler is Handler).
 	NodeRuntime  string `json:"nodeRuntime,omitempty"`
 	RuntimeClass string `json:"runtimeClass,omitempty"`
+	// Note is what every report of the runtime must say about how it was
+	// assembled (the embedded cri-o's pinns is the project's stand-in,
+	// runtimes/catalog.PinnsNote); Stack ends with it.
+	Note string `json:"note,omitempty"`
 }
 
 // Stack renders the parts of the stack that are known, for a report header.
@@ -42,7 +46,7 @@ func (rt RuntimeInfo) Stack() string {
 	if rt.WindowsBuild != 0 {
 		build = fmt.Sprint(rt.WindowsBuild)
 	}
-	for _, p := range [][2]string{{"embedded runtime", rt.Flavor}, {"kind node runtime", rt.NodeRuntime}, {"OCI runtime", rt.OCIRuntime}, {"RuntimeClass", rt.RuntimeClass}, {"handler", rt.Handler}, {"Windows OS build", build}, {"kernel", rt.Kernel}, {"cgroups", rt.Cgroups}} {
+	for _, p := range [][2]string{{"embedded runtime", rt.Flavor}, {"kind node runtime", rt.NodeRuntime}, {"OCI runtime", rt.OCIRuntime}, {"RuntimeClass", rt.RuntimeClass}, {"handler", rt.Handler}, {"Windows OS build", build}, {"kernel", rt.Kernel}, {"cgroups", rt.Cgroups}, {"note:", rt.Note}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+" "+p[1])
 		}

@@ -169,11 +169,12 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 			containerd = "" // the flavor's own
 		}
 		h.embedded, err = embedded.Start(ctx, embedded.Options{
-			Containerd: containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Handlers: flavor.Handlers(),
+			Implementation: flavor.Runtime.Implementation,
+			Containerd:     containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Handlers: flavor.Handlers(),
 			CNIBinDir:    cfg.CNIBinDir,
 			RegistryAddr: h.Env.Registry,
 			SandboxImage: h.Env.Images[images.Pause],
-			LogPath:      filepath.Join(cfg.ReportDir, "embedded-containerd.log"),
+			LogPath:      filepath.Join(cfg.ReportDir, flavor.LogName()),
 		})
 		if err != nil {
 			return h, err
@@ -197,6 +198,9 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	}
 	if h.embedded != nil {
 		h.Env.Runtime.Flavor = flavor.Name
+		if e := flavor.Runtime.Embedded; e != nil {
+			h.Env.Runtime.Note = e.Note
+		}
 		h.Env.Runtime.OCIRuntime = flavor.OCIRuntimeVersion(ctx, binDir)
 	}
 	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") && nodeOS == "linux" {

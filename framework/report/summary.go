@@ -477,6 +477,11 @@ func SummaryMarkdown(s Summary) string {
 		fmt.Fprintf(&b, "| %s | %s %s | %d | %d %s | %d %s | %d | %d | %d %s |\n", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant), joinNames(l.Nonconformant),
 			len(l.NotSupportedOnOS), joinNames(l.NotSupportedOnOS), l.NotObserved, l.NotApplicable, len(l.Probed), joinNames(l.Probed))
 	}
+	for _, l := range s.Layers {
+		if l.Runtime.Note != "" {
+			fmt.Fprintf(&b, "\nNote on the %s layer's runtime %s: %s.\n", l.Layer, l.Runtime.Name, l.Runtime.Note)
+		}
+	}
 	if s.Probe != nil {
 		fmt.Fprintf(&b, "\nA probe (-profile=probe): the capabilities every runtime must support were judged; the others were recorded, not judged (probed).\n")
 		for _, f := range s.Probe.ObservedProfiles {

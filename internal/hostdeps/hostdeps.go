@@ -44,6 +44,9 @@ const (
 	// Crun: Debian's crun, the OCI runtime of the embedded runtime
 	// containerd-2-crun.
 	Crun Purpose = "crun"
+	// Conmon: Debian's conmon, the container monitor of the embedded
+	// runtime cri-o (CRI-O runs one per container).
+	Conmon Purpose = "conmon"
 	// Browser: Debian's Chromium, for the test that renders matrix.html
 	// headless (make test; the test skips where it is missing).
 	Browser Purpose = "browser"
@@ -58,6 +61,7 @@ var Packages = map[Purpose][]string{
 	NodeImage:        {"debootstrap"},
 	CgoSeccomp:       {"gcc", "libc6-dev", "pkg-config", "libseccomp-dev"},
 	Crun:             {"crun"},
+	Conmon:           {"conmon"},
 	Browser:          {"chromium"},
 }
 

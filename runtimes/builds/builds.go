@@ -1,7 +1,7 @@
 // Package builds is the one list of the container-runtime programs ectest
 // builds from the Go module proxy (internal/gobuild): containerd 2.x and
-// 1.7, their runc shims and ctr, runc, and gVisor's runsc with its
-// containerd shim, at pinned versions. The embedded runtimes
+// 1.7, their runc shims and ctr, runc, CRI-O's crio, and gVisor's runsc
+// with its containerd shim, at pinned versions. The embedded runtimes
 // (runtimes/embedded) and the offline kind node image (kind/nodeimage) use
 // the very same programs, so one build cache serves both and both layers
 // run the same binaries.
@@ -17,6 +17,7 @@ const (
 	// no tags there).
 	GVisorVersion = "v0.0.0-20260905035102-160fafc42237"
 	RuncVersion   = "v1.5.2"
+	CriOVersion   = "v1.36.3"
 	recipe        = "1"
 )
 
@@ -36,6 +37,13 @@ func Containerd17(cmd string) gobuild.Program {
 // dynamically (Debian's libseccomp-dev to build, libseccomp2 to run).
 var Runc = gobuild.Program{Module: "github.com/opencontainers/runc", Package: "github.com/opencontainers/runc", Version: RuncVersion, Binary: "runc",
 	Tags: []string{"seccomp"}, CGO: true, Recipe: recipe}
+
+// CriO is CRI-O's daemon, built with cgo (libseccomp) and the tags its
+// Makefile picks on a host without btrfs headers and gpgme
+// (hack/btrfs_installed_tag.sh, hack/openpgp_tag.sh): btrfs left out,
+// signatures checked by the pure-Go OpenPGP, OSTree stubbed.
+var CriO = gobuild.Program{Module: "github.com/cri-o/cri-o", Package: "github.com/cri-o/cri-o/cmd/crio", Version: CriOVersion, Binary: "crio",
+	Tags: []string{"seccomp", "exclude_graphdriver_btrfs", "containers_image_openpgp", "containers_image_ostree_stub"}, CGO: true, Recipe: recipe}
 
 // gVisor's runsc and its containerd shim, built without cgo (with cgo every
 // container fails: "fork/exec /proc/self/exe: no such file or directory").

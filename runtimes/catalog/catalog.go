@@ -26,14 +26,23 @@ import (
 
 // Implementation is a CRI implementation, named as its CRI Version answer
 // names itself (VersionResponse.RuntimeName), which is also what a
-// profile's match.runtimeName compares. Only containerd is in the catalog
-// today; CRI-O ("cri-o") and cri-dockerd ("docker") are to come, with a
-// configuration renderer of their own (Handler.ContainerdTOML is
-// containerd's).
+// profile's match.runtimeName compares. containerd and CRI-O ("cri-o", an
+// embedded runtime only, with its own configuration in runtimes/embedded)
+// are in the catalog; cri-dockerd ("docker") is to come.
 type Implementation string
 
-// Containerd is containerd's CRI plugin.
-const Containerd Implementation = "containerd"
+// The implementations.
+const (
+	// Containerd is containerd's CRI plugin.
+	Containerd Implementation = "containerd"
+	// CriO is CRI-O, which runs its OCI runtime through conmon and pins a
+	// pod's namespaces with pinns.
+	CriO Implementation = "cri-o"
+)
+
+// PinnsNote is what every report of a CRI-O run says about its pinns: the
+// project's Go stand-in (runtimes/pinns), not upstream's C program.
+const PinnsNote = "pinns is ectest-pinns, the project's Go stand-in for CRI-O's C pinns (runtimes/pinns), not upstream's"
 
 // Runtime is one runtime of the catalog.
 type Runtime struct {
@@ -61,7 +70,7 @@ type Runtime struct {
 type Embedded struct {
 	Description string
 	// ConfigVersion is containerd's configuration format: 2 for
-	// containerd 1.x, 3 for 2.x.
+	// containerd 1.x, 3 for 2.x (0 for CRI-O, whose crio.conf has none).
 	ConfigVersion int
 	// Programs are built from the Go module proxy (internal/gobuild); none
 	// means Debian's packages (hostdeps.DebianContainerd), from PATH.
@@ -74,6 +83,9 @@ type Embedded struct {
 	// Handler is the runtime handler the CRI suite's sandboxes run with
 	// ("" for the default); it must be Default's or one of Handlers.
 	Handler string
+	// Note is what every report of a run of it must say (the runtime
+	// information's Note, ending the stack every report shows).
+	Note string
 }
 
 // Node is how a kind node image carries the runtime.
@@ -163,6 +175,13 @@ var Runtimes = []Runtime{
 		Node: &Node{Programs: nodeContainerd2(builds.Runsc, builds.RunscShim),
 			Description:    "containerd-2 plus gVisor (runsc and its shim " + builds.GVisorVersion + ") as the runtime handler runsc, offered as the RuntimeClass " + GVisorRuntimeClass,
 			RuntimeClasses: map[string]string{GVisorRuntimeClass: Runsc.Name}}},
+	{Name: "cri-o", Implementation: CriO, Version: builds.CriOVersion, Default: Runc, Profile: "cri-o",
+		Embedded: &Embedded{
+			Description: "CRI-O " + builds.CriOVersion + " with runc " + builds.RuncVersion + ", both built from the Go module proxy, Debian's conmon; " + PinnsNote,
+			Programs:    []gobuild.Program{builds.CriO, builds.Runc},
+			BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp},
+			HostNeeds:   []hostdeps.Purpose{hostdeps.Conmon},
+			Note:        PinnsNote}},
 }
 
 // Lookup finds a runtime of the catalog by name.

@@ -100,6 +100,18 @@ func flavors() []Flavor {
 	return out
 }
 
+// DaemonName is the flavor's CRI daemon: containerd, or crio.
+func (f Flavor) DaemonName() string {
+	if f.Runtime.Implementation == catalog.CriO {
+		return "crio"
+	}
+	return "containerd"
+}
+
+// LogName is the daemon's log in a report directory:
+// embedded-containerd.log, embedded-crio.log.
+func (f Flavor) LogName() string { return "embedded-" + f.DaemonName() + ".log" }
+
 // LookupFlavor finds a flavor by name.
 func LookupFlavor(name string) (Flavor, error) {
 	var names []string

@@ -17,6 +17,7 @@ func TestHostPurposes(t *testing.T) {
 		"containerd-2":        {hostdeps.EmbeddedNetwork},
 		"containerd-2-crun":   {hostdeps.EmbeddedNetwork, hostdeps.Crun},
 		"containerd-2-gvisor": {hostdeps.EmbeddedNetwork},
+		"cri-o":               {hostdeps.EmbeddedNetwork, hostdeps.Conmon},
 	}
 	for _, f := range Flavors {
 		w, ok := want[f.Name]

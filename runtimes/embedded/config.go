@@ -9,8 +9,13 @@ import (
 	"github.com/ectest/ectest/runtimes/embedded/crunwrapper"
 )
 
-// Options configure the embedded containerd.
+// Options configure the embedded runtime: containerd, or CRI-O when
+// Implementation says so.
 type Options struct {
+	// Implementation is the CRI implementation to start (containerd when
+	// empty; catalog.CriO starts BinDir's crio with BinDir's runc, Debian's
+	// conmon and the project's pinns).
+	Implementation catalog.Implementation
 	// Containerd is the containerd binary ("containerd" from PATH if empty).
 	Containerd string
 	// CNIBinDir holds the CNI plugins (bridge, host-local, loopback).
@@ -226,11 +231,14 @@ func shimConfigs(l layout, o Options) map[string]string {
 	return files
 }
 
-func cniConfig(l layout) string {
+func cniConfig(l layout) string { return cniConfigNamed(l, "ectest") }
+
+// cniConfigNamed is the run's bridge network under a network name.
+func cniConfigNamed(l layout, name string) string {
 	bridge, subnet := l.network()
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
-  "name": "ectest",
+  "name": %q,
   "plugins": [
     {
       "type": "bridge",
@@ -242,7 +250,7 @@ func cniConfig(l layout) string {
     }
   ]
 }
-`, bridge, subnet, l.cniData())
+`, name, bridge, subnet, l.cniData())
 }
 
 // hostsTOML lets containerd pull from the loopback registry over plain HTTP.

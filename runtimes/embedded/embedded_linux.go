@@ -21,6 +21,7 @@ import (
 	"github.com/ectest/ectest/framework/cri"
 	"github.com/ectest/ectest/runtimes/catalog"
 	"github.com/ectest/ectest/runtimes/embedded/crunwrapper"
+	"github.com/ectest/ectest/runtimes/embedded/oomclamp"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -34,30 +35,26 @@ type Runtime struct {
 	opts   Options
 	cmd    *exec.Cmd
 	exited chan error
+	// name is the daemon's (containerd, crio), socket its CRI socket.
+	name, socket string
 }
 
 // Start sweeps what dead runs left behind, writes a fresh configuration and
-// starts containerd, returning once its CRI service answers.
+// starts containerd (or CRI-O, o.Implementation), returning once its CRI
+// service answers.
 func Start(ctx context.Context, o Options) (*Runtime, error) {
-	if o.Containerd == "" {
-		o.Containerd = "containerd"
-		if o.BinDir != "" {
-			o.Containerd = filepath.Join(o.BinDir, "containerd")
-		}
-	}
 	if o.BaseDir == "" {
 		o.BaseDir = DefaultBaseDir
 	}
-	bin, err := exec.LookPath(o.Containerd)
+	var d *daemon
+	var err error
+	if o.Implementation == catalog.CriO {
+		d, err = crioDaemon(o)
+	} else {
+		d, err = containerdDaemon(o)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("embedded runtime: %s not found (make deps installs Debian's; or give -runtime-endpoint)", o.Containerd)
-	}
-	shim := "containerd-shim-runc-v2"
-	if o.BinDir != "" {
-		shim = filepath.Join(o.BinDir, shim)
-	}
-	if _, err := exec.LookPath(shim); err != nil {
-		return nil, fmt.Errorf("embedded runtime: %s not found (make deps installs Debian's)", shim)
+		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(o.CNIBinDir, "bridge")); err != nil {
 		return nil, fmt.Errorf("embedded runtime: no CNI bridge plugin in %s (make deps installs Debian's)", o.CNIBinDir)
@@ -70,28 +67,21 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	if err := claim(o.BaseDir, l); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{l.dir, l.cniConf(), l.hostsDir()} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+	if err := d.prepare(l, o); err != nil {
+		return nil, errors.Join(err, cleanupDir(l))
+	}
+	for _, dir := range append([]string{l.dir, l.cniConf()}, d.dirs...) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}
 	}
 	if err := traversable(l.dir); err != nil {
 		return nil, errors.Join(err, cleanupDir(l))
 	}
-	files := map[string]string{
-		l.config():                          containerdConfig(l, o),
-		l.cniConf() + "/10-ectest.conflist": cniConfig(l),
+	if _, ok := d.files[l.cniConf()+"/10-ectest.conflist"]; !ok {
+		d.files[l.cniConf()+"/10-ectest.conflist"] = cniConfig(l)
 	}
-	for path, content := range shimConfigs(l, o) {
-		files[path] = content
-	}
-	if o.RegistryAddr != "" {
-		files[filepath.Join(l.hostsDir(), o.RegistryAddr, "hosts.toml")] = hostsTOML(o.RegistryAddr)
-	}
-	if o.has(catalog.Crun.Name) {
-		files[l.crunEmpty()] = ""
-	}
-	for path, content := range files {
+	for path, content := range d.files {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
 		}
@@ -99,48 +89,104 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 			return nil, err
 		}
 	}
-	env := os.Environ()
-	if o.BinDir != "" {
-		// containerd finds its shim on PATH.
-		env = append(env, "PATH="+o.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	}
-	if o.has(catalog.Crun.Name) {
-		crun, err := setUpCrun(l, o)
-		if err != nil {
-			return nil, errors.Join(err, cleanupDir(l))
-		}
-		// The shim passes containerd's environment on to the wrapper.
-		env = append(env, crunwrapper.EnvCrun+"="+crun)
-	}
 	if o.LogPath == "" {
-		o.LogPath = filepath.Join(l.dir, "containerd.log")
+		o.LogPath = filepath.Join(l.dir, d.name+".log")
 	}
 	logFile, err := os.Create(o.LogPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(bin, "--config", l.config())
+	cmd := exec.Command(d.bin, d.args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = env
+	cmd.Env = append(os.Environ(), d.env...)
 	// Own process group: a Ctrl-C at the terminal reaches the suite, which
-	// then tears containerd down in order. Pdeathsig: if the suite is killed
-	// outright, containerd does not outlive it (the next run sweeps the rest).
-	// Pdeathsig fires when the thread that forked containerd exits, not the
-	// process (golang/go#27505): a goroutine of the suite that locks a
-	// thread and lets it die (the oracle's setns into a namespace) once
-	// SIGKILLed containerd in mid-run that way. So containerd is started
-	// from a thread locked for as long as containerd runs.
+	// then tears the runtime down in order. Pdeathsig: if the suite is
+	// killed outright, the runtime does not outlive it (the next run
+	// sweeps the rest). Pdeathsig fires when the thread that forked the
+	// runtime exits, not the process (golang/go#27505): a goroutine of the
+	// suite that locks a thread and lets it die (the oracle's setns into a
+	// namespace) once SIGKILLed containerd in mid-run that way. So the
+	// runtime is started from a thread locked for as long as it runs.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	exited, err := startOnLockedThread(cmd)
 	if err != nil {
-		return nil, fmt.Errorf("embedded runtime: start containerd: %w", err)
+		return nil, fmt.Errorf("embedded runtime: start %s: %w", d.name, err)
 	}
-	r := &Runtime{layout: l, opts: o, cmd: cmd, exited: exited}
+	r := &Runtime{layout: l, opts: o, cmd: cmd, exited: exited, name: d.name, socket: d.socket(l)}
 	if err := r.waitReady(ctx); err != nil {
 		return nil, errors.Join(err, r.Stop())
 	}
 	return r, nil
+}
+
+// daemon is what Start runs: one CRI implementation's program, its
+// command line, environment and files in the run directory.
+type daemon struct {
+	name string // containerd, crio: for messages and the default log's name
+	bin  string
+	args []string
+	env  []string
+	// dirs are made, files written (path to content) before it starts.
+	dirs  []string
+	files map[string]string
+	// socket is its CRI socket in the run directory.
+	socket func(layout) string
+	// prepare fills args, env, dirs and files for the run (with o as
+	// Start completed it); it may set up files of its own.
+	prepare func(l layout, o Options) error
+}
+
+// containerdDaemon is containerd (o.Containerd, or BinDir's, or PATH's)
+// with the runc shim, as the flavors configure it.
+func containerdDaemon(o Options) (*daemon, error) {
+	if o.Containerd == "" {
+		o.Containerd = "containerd"
+		if o.BinDir != "" {
+			o.Containerd = filepath.Join(o.BinDir, "containerd")
+		}
+	}
+	bin, err := exec.LookPath(o.Containerd)
+	if err != nil {
+		return nil, fmt.Errorf("embedded runtime: %s not found (make deps installs Debian's; or give -runtime-endpoint)", o.Containerd)
+	}
+	shim := "containerd-shim-runc-v2"
+	if o.BinDir != "" {
+		shim = filepath.Join(o.BinDir, shim)
+	}
+	if _, err := exec.LookPath(shim); err != nil {
+		return nil, fmt.Errorf("embedded runtime: %s not found (make deps installs Debian's)", shim)
+	}
+	d := &daemon{name: "containerd", bin: bin, socket: layout.socket}
+	d.prepare = func(l layout, o Options) error {
+		d.args = []string{"--config", l.config()}
+		d.dirs = []string{l.hostsDir()}
+		d.files = map[string]string{l.config(): containerdConfig(l, o)}
+		for path, content := range shimConfigs(l, o) {
+			d.files[path] = content
+		}
+		if o.RegistryAddr != "" {
+			d.files[filepath.Join(l.hostsDir(), o.RegistryAddr, "hosts.toml")] = hostsTOML(o.RegistryAddr)
+		}
+		if o.BinDir != "" {
+			// containerd finds its shim on PATH.
+			d.env = append(d.env, "PATH="+o.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		}
+		if o.has(catalog.Crun.Name) {
+			d.files[l.crunEmpty()] = ""
+			if err := os.WriteFile(l.crunEmpty(), nil, 0o600); err != nil {
+				return err
+			}
+			crun, err := setUpCrun(l, o)
+			if err != nil {
+				return err
+			}
+			// The shim passes containerd's environment on to the wrapper.
+			d.env = append(d.env, crunwrapper.EnvCrun+"="+crun)
+		}
+		return nil
+	}
+	return d, nil
 }
 
 // startOnLockedThread starts cmd from an OS thread that stays locked, and
@@ -201,8 +247,8 @@ func crunCommand(l layout, crun string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// Endpoint is the CRI endpoint of the running containerd.
-func (r *Runtime) Endpoint() string { return "unix://" + r.layout.socket() }
+// Endpoint is the CRI endpoint of the running runtime.
+func (r *Runtime) Endpoint() string { return "unix://" + r.socket }
 
 // Dir is the run directory (config, state, log).
 func (r *Runtime) Dir() string { return r.layout.dir }
@@ -215,7 +261,7 @@ func (r *Runtime) waitReady(ctx context.Context) error {
 		select {
 		case err := <-r.exited:
 			r.exited <- err
-			return fmt.Errorf("embedded runtime: containerd exited before it was ready (%v); last log lines:\n%s", err, tail(r.opts.LogPath, 15))
+			return fmt.Errorf("embedded runtime: %s exited before it was ready (%v); last log lines:\n%s", r.name, err, tail(r.opts.LogPath, 15))
 		default:
 		}
 		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
@@ -227,7 +273,7 @@ func (r *Runtime) waitReady(ctx context.Context) error {
 		lastErr = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("embedded runtime: containerd not ready after 60s: %v; last log lines:\n%s", lastErr, tail(r.opts.LogPath, 15))
+			return fmt.Errorf("embedded runtime: %s not ready after 60s: %v; last log lines:\n%s", r.name, lastErr, tail(r.opts.LogPath, 15))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -375,9 +421,12 @@ func cleanupDir(l layout) error {
 		if _, err := os.Stat(root); err != nil {
 			continue
 		}
-		if h.Name == catalog.Crun.Name {
+		switch h.Name {
+		case catalog.Crun.Name:
 			errs = append(errs, killCrunContainers(l, root+"/"+namespaceK8s))
-		} else {
+		case catalog.Runc.Name:
+			errs = append(errs, killRuncContainers(runcOf(l, h), root+"/"+namespaceK8s))
+		default:
 			errs = append(errs, killRuncContainers(h.Binary, root+"/"+namespaceK8s))
 		}
 	}
@@ -393,10 +442,24 @@ func cleanupDir(l layout) error {
 			errs = append(errs, fmt.Errorf("delete bridge %s: %v: %s", bridge, err, out))
 		}
 	}
+	// CRI-O's attach sockets, outside the run directory (AttachBase).
+	if err := os.RemoveAll(l.crioAttach()); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", l.crioAttach(), err))
+	}
 	if err := os.RemoveAll(l.dir); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", l.dir, err))
 	}
 	return errors.Join(errs...)
+}
+
+// runcOf is the runc a run used: a CRI-O run names its build in the file
+// next to its wrapper (oomclamp.Real), which outlives the binary the
+// wrapper links to; otherwise runc from PATH.
+func runcOf(l layout, h catalog.Handler) string {
+	if b, err := os.ReadFile(oomclamp.Real(l.dir + "/" + oomclamp.Name)); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	return h.Binary
 }
 
 // removeNetnsIn deletes the CNI network namespaces (/run/netns/cni-*)

@@ -22,6 +22,7 @@ func TestBuiltinFilesParseAndMatch(t *testing.T) {
 		{capability.RuntimeInfo{Name: "containerd", Version: "2.4.2+unknown", Handler: "runsc"}, "builtin:containerd-2-gvisor.yaml"},
 		{capability.RuntimeInfo{Name: "containerd", Version: "1.6.20~ds1"}, "builtin:containerd-1.6.yaml"},
 		{capability.RuntimeInfo{Name: "cri-o", Version: "1.34.0"}, ""},
+		{capability.RuntimeInfo{Name: "cri-o", Version: "1.36.3", Handler: "default"}, "builtin:cri-o.yaml"},
 	} {
 		got := ""
 		if f := For(files, c.rt); f != nil {

@@ -378,7 +378,7 @@ func Main(args []string, stderr io.Writer) int {
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")
 		msg = strings.Join(strings.FieldsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
-		fmt.Fprintf(stderr, "[pinns:e]: %s\n", msg)
+		fmt.Fprintf(stderr, "%s%s\n", ErrPrefix, msg)
 		return 1
 	}
 	return 0
