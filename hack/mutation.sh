@@ -11,6 +11,9 @@
 # fault but the bases (none, strict) and the suite-environment scenario
 # through only the specs labelled with the capabilities it must turn
 # nonconformant and its declared collateral; the reports say which.
+# RUNTIME=name runs every CRI-layer fault in front of that embedded runtime
+# (one whose OCI runtime is runc: make mutation RUNTIME=cri-o) instead of
+# Debian's containerd 1.6 (and containerd-2 for the faults that need it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
@@ -40,7 +43,7 @@ if [ ${#args[@]} -eq 0 ]; then
 fi
 progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
 progress "building ectest-mutation" $go build -o "$bin/ectest-mutation" ./cmd/ectest-mutation || exit 3
-"$bin/ectest-mutation" "${args[@]}" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS} ${FOCUSED:+-focused}
+"$bin/ectest-mutation" "${args[@]}" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS} ${FOCUSED:+-focused} ${RUNTIME:+-runtime=$RUNTIME}
 code=$?
 sed -n '1,/^## Faults/p' "$out/mutation.md" 2>/dev/null | head -n -1
 exit $code

@@ -73,12 +73,9 @@ func run() int {
 	if err != nil {
 		return fail(framework.ExitRunFailed, err)
 	}
-	opts := embedded.Options{
-		Implementation: flavor.Runtime.Implementation,
-		BinDir:         binDir, ConfigVersion: flavor.ConfigVersion, Handlers: flavor.Handlers(),
-		CNIBinDir: framework.DefaultCNIBinDir(), RegistryAddr: *registryAddr, SandboxImage: *registryAddr + "/ectest/pause:latest",
-		BaseDir: *baseDir,
-	}
+	opts := flavor.Options(binDir)
+	opts.CNIBinDir, opts.RegistryAddr, opts.SandboxImage = framework.DefaultCNIBinDir(), *registryAddr, *registryAddr+"/ectest/pause:latest"
+	opts.BaseDir = *baseDir
 	if *logDir != "" {
 		opts.LogPath = filepath.Join(*logDir, flavor.DaemonName()+".log")
 	}

@@ -168,14 +168,10 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		if binDir != "" {
 			containerd = "" // the flavor's own
 		}
-		h.embedded, err = embedded.Start(ctx, embedded.Options{
-			Implementation: flavor.Runtime.Implementation,
-			Containerd:     containerd, BinDir: binDir, ConfigVersion: flavor.ConfigVersion, Handlers: flavor.Handlers(),
-			CNIBinDir:    cfg.CNIBinDir,
-			RegistryAddr: h.Env.Registry,
-			SandboxImage: h.Env.Images[images.Pause],
-			LogPath:      filepath.Join(cfg.ReportDir, flavor.LogName()),
-		})
+		o := flavor.Options(binDir)
+		o.Containerd, o.CNIBinDir, o.RegistryAddr = containerd, cfg.CNIBinDir, h.Env.Registry
+		o.SandboxImage, o.LogPath = h.Env.Images[images.Pause], filepath.Join(cfg.ReportDir, flavor.LogName())
+		h.embedded, err = embedded.Start(ctx, o)
 		if err != nil {
 			return h, err
 		}

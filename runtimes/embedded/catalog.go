@@ -76,6 +76,13 @@ func (f Flavor) OCIRuntime(binDir string) string {
 	return handlerBinary(h, binDir)
 }
 
+// Options are the options that start the flavor from binDir (its
+// Install's result); the caller adds the run's CNI, registry, sandbox
+// image and log.
+func (f Flavor) Options(binDir string) Options {
+	return Options{Implementation: f.Runtime.Implementation, BinDir: binDir, ConfigVersion: f.ConfigVersion, Handlers: f.Handlers()}
+}
+
 // handlerBinary is where h's OCI runtime is: binDir's build, or the host's
 // on PATH.
 func handlerBinary(h catalog.Handler, binDir string) string {
