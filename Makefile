@@ -91,7 +91,7 @@ conformance-cluster:
 matrix:
 	GO="$(GO)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) CELLS="$(CELLS)" PARALLEL="$(PARALLEL)" JOBS="$(JOBS)" MERGE_ONLY="$(MERGE_ONLY)" EXPECT="$(if $(EXPECT),$(EXPECT),builtin)" hack/matrix.sh
 
-## test: everything: static checks, unit tests, the CRI suite against the embedded runtime checked against
+## test: everything: static checks, unit tests, the CRI suite against the embedded runtime and against CRI-O, each checked against
 ## its expected verdicts, the exit-code contract of every entry point (hack/contract-selftest.sh), the mutation self-test (focused: each fault through the specs that can see it; make
 ## mutation runs every spec per fault), and the offline kind cluster pipeline (built from source on first use, then cached)
 test: verify unit

@@ -40,6 +40,17 @@ echo "exit code $code; $(grep -E '^(Ran|FAIL!|SUCCESS!)' "$out/parallel.log" | t
 runs+=" $out/parallel=$code"
 sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$out/parallel.log"
 
+# A second CRI implementation: the same binary against the embedded CRI-O
+# (built from the Go module proxy on first use, then cached), every spec in
+# parallel; its verdicts are checked below against
+# runtimes/expected/cri-o.yaml like the runs above against theirs.
+echo "=== CRI suite against CRI-O (-runtime=cri-o -parallel=4)"
+$go run ./cmd/ectest-install cri-o || exit 3
+(cd "$bin" && env PATH=$plain_path TMPDIR="$runtmp" ./cri.test -runtime=cri-o -parallel=4 -report-dir="$out/cri-o" -ginkgo.no-color) > "$out/cri-o.log" 2>&1
+code=$?
+echo "exit code $code; $(tail -n 1 "$out/cri-o.log")"
+runs+=" $out/cri-o=$code"
+
 # The registry stopped after setup: the spec that needs it must end as an
 # error of the run (exit 3), never as the runtime's nonconformance.
 echo "=== CRI suite, the pull-at-debug-time spec with the registry stopped after setup (a self-test)"
