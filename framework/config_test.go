@@ -64,3 +64,16 @@ func TestRenameParallel(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// Version gates are label sets of a registered key; other keys are not.
+func TestVersionGateLabels(t *testing.T) {
+	if err := CheckLabels([][]string{{MinimumKubeletVersion("1.33"), LabelCluster}}); err != nil {
+		t.Error(err)
+	}
+	if err := CheckLabels([][]string{{"MinimumKubletVersion:1.33"}}); err == nil {
+		t.Error("a misspelt label set key was accepted")
+	}
+	if err := CheckLabels([][]string{{"MinimumKubeletVersion:"}}); err == nil {
+		t.Error("a label set key without a value was accepted")
+	}
+}

@@ -33,6 +33,30 @@ var labels = map[string]string{
 	"api-release":  "the API server's specs (API, RBAC, admission, audit, kubectl debug, SKEW-2's client side) that run against a single-node cluster of each release of versions.yaml's apiServers (make api-releases)",
 }
 
+// Version gates: Ginkgo label sets (key:value), in the style of upstream's
+// [MinimumKubeletVersion:X.Y]. A spec so labelled reports "not applicable"
+// (a skip naming the release) on an older kubelet, never a failure; select
+// or leave out such specs with -ginkgo.label-filter, e.g.
+// 'MinimumKubeletVersion: isSubsetOf {1.33, 1.34}' or '!MinimumKubeletVersion: isEmpty'.
+var labelSets = map[string]string{
+	"MinimumKubeletVersion": "specs of a feature that needs at least this kubelet release (its value)",
+}
+
+// MinimumKubeletVersion is the version-gate label of a spec that needs a
+// kubelet of release v ("1.33") or newer.
+func MinimumKubeletVersion(v string) string { return "MinimumKubeletVersion:" + v }
+
+// registered says whether l is a registered label or a value of a
+// registered label set.
+func registered(l string) bool {
+	if _, ok := labels[l]; ok {
+		return true
+	}
+	key, value, ok := strings.Cut(l, ":")
+	_, set := labelSets[strings.TrimSpace(key)]
+	return ok && set && strings.TrimSpace(value) != ""
+}
+
 // The label names, for specs to use.
 const (
 	LabelCRI         = "cri"
@@ -65,7 +89,7 @@ func init() {
 // one (a suite bug, caught by every run and by `make test`).
 func Label(names ...string) ginkgo.Labels {
 	for _, n := range names {
-		if _, ok := labels[n]; !ok {
+		if !registered(n) {
 			panic(fmt.Sprintf("label %q is not registered in framework/labels.go", n))
 		}
 	}
@@ -78,7 +102,7 @@ func CheckLabels(used [][]string) error {
 	unknown := map[string]bool{}
 	for _, ls := range used {
 		for _, l := range ls {
-			if _, ok := labels[l]; !ok {
+			if !registered(l) {
 				unknown[l] = true
 			}
 		}
