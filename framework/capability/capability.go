@@ -70,6 +70,7 @@ const (
 	StoryOps           Name = "story-ops"
 	HostProcessRules   Name = "hostprocess-rules"
 	UsernsPod          Name = "userns-pod"
+	UsernsValidation   Name = "userns-validation"
 )
 
 var all = []Definition{
@@ -99,6 +100,12 @@ var all = []Definition{
 	// reads the target's files through /proc/<pid>/root), which a
 	// user-namespace pod must keep too.
 	{UsernsPod, "in a sandbox with a POD-mode user namespace, a TARGET debug container lands in the sandbox's user namespace (the target's and the infra process's, not the node's) with the maps asked for, and reads the target's files through /proc/<pid>/root", []string{"CRI-2", "CRI-6"}, false, nowhereMust, onWindows},
+	// The CRI's UserNamespace message supports modes POD and NODE only,
+	// and the kubelet sends every container its sandbox's: anything else
+	// must be an error (CRI-4: a mode a runtime does not implement), never
+	// a container silently placed elsewhere. Required: a runtime without
+	// user namespaces refuses these too.
+	{UsernsValidation, "a container of a user-namespace sandbox asking for user namespace mode TARGET or CONTAINER, or for maps other than its sandbox's, is refused", []string{"CRI-4"}, true, linuxOnly, onWindows},
 }
 
 // onlyAt: capabilities judged at one layer only. The HostProcess rules are

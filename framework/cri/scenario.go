@@ -116,6 +116,9 @@ type DebugOptions struct {
 	Stdin, TTY      bool
 	StdinOnce       bool
 	DoNotWaitForRun bool
+	// Userns is nil for the sandbox's user namespace (what the kubelet
+	// sends); a spec of invalid requests gives another.
+	Userns *runtimeapi.UserNamespace
 }
 
 // DebugMarker is the argv marker of a debug container called name.
@@ -136,6 +139,7 @@ func (f *Framework) debugContainerOptions(o DebugOptions) ContainerOptions {
 		Name: o.Name, Image: o.Image, Command: cmd,
 		PID: o.PID, TargetID: o.TargetID, Network: o.Network, IPC: o.IPC,
 		AddCaps: o.AddCaps, RunAsUser: o.RunAsUser, Stdin: o.Stdin, TTY: o.TTY, StdinOnce: o.StdinOnce,
+		Userns: o.Userns,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/ectest/ectest/framework/cri"
 	"github.com/ectest/ectest/framework/oracle"
 	. "github.com/onsi/ginkgo/v2"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -34,7 +35,7 @@ var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framewor
 		// A runtime that cannot run user-namespace pods must say so with an
 		// error at create: "not supported" with the runtime's own words,
 		// never an error of the run.
-		about := []string{"user namespace", "userns", "idmap", "mapping", "uid", "gid"}
+		about := usernsTerms
 		sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{Userns: userns})
 		if err != nil {
 			f.Checker.Record(cri.RefusalObservation(capability.UsernsPod, false, err, about...))
@@ -158,3 +159,49 @@ func normalize(m string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// What the CRI allows a container of a user-namespace sandbox: its
+// sandbox's user namespace, mode POD with the same maps (the kubelet sends
+// exactly that), or NODE for a sandbox in the node's. The UserNamespace
+// message supports only POD and NODE; anything else must be an error
+// (CRI-4), not a container silently placed in some user namespace.
+var _ = Describe("User namespace requests a runtime must refuse", framework.Label(framework.LabelCRI, framework.LabelSecurity, framework.LabelValidation, framework.LabelLinuxOnly), func() {
+	other := cri.PodUserns(usernsHost+2*usernsSize, usernsSize)
+	DescribeTable("a container of a user-namespace sandbox asking for another user namespace than its sandbox's is refused [CRI-4]",
+		framework.Label(string(capability.UsernsValidation)),
+		func(ctx SpecContext, what string, mutate func(*runtimeapi.UserNamespace)) {
+			f := newFramework(capability.UsernsValidation)
+			b := capability.Observe(capability.UsernsValidation).Case(what)
+			sandbox := cri.PodUserns(usernsHost, usernsSize)
+			sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{Userns: sandbox})
+			if err != nil {
+				// Without user namespaces there is no container to ask for:
+				// the sandbox's refusal is the runtime's answer to both.
+				f.Checker.Record(b.Outcome(cri.JudgeRefusal(false, err, usernsTerms...)).Evidence("the sandbox (user namespace POD, maps %q) was refused: %s", cri.IDMapText(sandbox.Uids), cri.StatusText(err)).Done(""))
+				return
+			}
+			asked := proto.Clone(sandbox).(*runtimeapi.UserNamespace)
+			mutate(asked)
+			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", Userns: asked})
+			b.Evidence("sandbox: user namespace POD, uid_map %q; the container asked for mode %s, uid_map %q", cri.IDMapText(sandbox.Uids), asked.Mode, cri.IDMapText(asked.Uids))
+			if err != nil {
+				f.Checker.Record(b.Outcome(cri.JudgeRefusal(dbg != nil, err, usernsTerms...)).Evidence("%s", cri.StatusText(err)).Done(""))
+				return
+			}
+			b.Problem("accepted")
+			if own, err := f.Own(dbg); err == nil && len(own) > 0 {
+				b.Evidence("from the node's /proc: the container %s: %s", own[0], own[0].UserNS())
+				if infra, ok, err := f.Infra(dbg); err == nil && ok {
+					b.Evidence("the sandbox's infra process %s: %s", infra, infra.UserNS())
+				}
+			}
+			f.Checker.Record(b.Done(""))
+		},
+		Entry("mode TARGET (the UserNamespace message supports POD and NODE only)", "mode TARGET", func(u *runtimeapi.UserNamespace) { u.Mode = runtimeapi.NamespaceMode_TARGET }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("mode CONTAINER (the UserNamespace message supports POD and NODE only)", "mode CONTAINER", func(u *runtimeapi.UserNamespace) { u.Mode = runtimeapi.NamespaceMode_CONTAINER }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("mode POD with maps other than the sandbox's", "POD, other maps", func(u *runtimeapi.UserNamespace) { u.Uids, u.Gids = other.Uids, other.Gids }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+	)
+})
+
+// usernsTerms are the words by which a refusal speaks of a user namespace.
+var usernsTerms = []string{"user namespace", "userns", "idmap", "mapping", "uid", "gid"}
