@@ -118,6 +118,12 @@ var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framewor
 			}
 			b.Evidence("UIDs on the node (real effective saved fs): debug %q, target %q", d.UID, t.UID)
 		}
+		// CRI-2 under a user namespace: exactly the target's processes.
+		view, perr := f.ObservePIDs(ctx, dbg, target)
+		b.Evidence("PID view of the debug container: %s%s", view.Evidence(), orEmpty(perr))
+		if perr == nil && view.View != oracle.ViewUndecided {
+			b.Check(view.View == oracle.ViewTarget, "PID TARGET in a user-namespace sandbox landed in the %s, not the target's", view.View)
+		}
 		// CRI-6 in a user-namespace pod: the debug container reads the
 		// target's files through /proc/<pid>/root as the same user (root of
 		// the pod's user namespace, host UID 100000, on both sides).
