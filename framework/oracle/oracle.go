@@ -155,10 +155,10 @@ func (p Proc) Read(pid int) (Process, error) {
 		out.Namespaces[k] = l
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "uid_map")); err == nil {
-		out.UIDMap = normalizeMap(string(b))
+		out.UIDMap = NormalizeMap(string(b))
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "gid_map")); err == nil {
-		out.GIDMap = normalizeMap(string(b))
+		out.GIDMap = NormalizeMap(string(b))
 	}
 	return out, nil
 }
@@ -186,7 +186,9 @@ func startTime(stat string) uint64 {
 	return n
 }
 
-func normalizeMap(s string) string {
+// NormalizeMap is a uid_map or gid_map as the oracle holds it: one
+// mapping a line, its columns separated by one space.
+func NormalizeMap(s string) string {
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
 		if f := strings.Fields(l); len(f) > 0 {

@@ -45,7 +45,7 @@ func (p Proc) UserNS(pid int) (UserNS, error) {
 		if err != nil {
 			return u, gone(err)
 		}
-		*m.to = normalizeMap(string(b))
+		*m.to = NormalizeMap(string(b))
 	}
 	return u, nil
 }

@@ -84,13 +84,13 @@ var _ = Describe("User namespaces through the kubelet", framework.Label(framewor
 				if err != nil || json.Unmarshal([]byte(out), &info) != nil {
 					b.Problem("the target's /info did not answer the ephemeral container: %v %q %q", err, out, stderr)
 				} else {
-					tmap := strings.Join(strings.Fields(info.UIDMap), " ")
+					tmap := oracle.NormalizeMap(info.UIDMap)
 					b.Evidence("the target's /info: user namespace %s, uid_map %q", info.Namespaces["user"], tmap)
 					b.Check(tmap != identityMap && tmap != "", "the target's uid_map is %q: it runs in the node's user namespace", tmap)
 					for _, name := range debuggers {
 						link, _, lerr := run(ctx, f, pod.Name, name, nil, "readlink", "/proc/self/ns/user")
 						m, _, merr := run(ctx, f, pod.Name, name, nil, "cat", "/proc/self/uid_map")
-						link, m = strings.TrimSpace(link), strings.Join(strings.Fields(m), " ")
+						link, m = strings.TrimSpace(link), oracle.NormalizeMap(m)
 						b.Evidence("%s: /proc/self/ns/user %s (%v), uid_map %q (%v)", name, link, lerr, m, merr)
 						b.Check(lerr == nil && link == info.Namespaces["user"], "the %s ephemeral container's user namespace %s is not the target's %s", name, link, info.Namespaces["user"])
 						b.Check(merr == nil && m == tmap, "the %s ephemeral container's uid_map %q is not the target's %q", name, m, tmap)

@@ -76,16 +76,16 @@ var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framewor
 			if err != nil {
 				f.Checker.Fail(err.Error())
 			}
-			uid := normalize(f.MustExec(ctx, dbg, "cat", "/proc/self/uid_map"))
-			gid := normalize(f.MustExec(ctx, dbg, "cat", "/proc/self/gid_map"))
+			uid := oracle.NormalizeMap(f.MustExec(ctx, dbg, "cat", "/proc/self/uid_map"))
+			gid := oracle.NormalizeMap(f.MustExec(ctx, dbg, "cat", "/proc/self/gid_map"))
 			b.Evidence("in the debug container: /proc/self/ns/user %s, uid_map %q, gid_map %q", link, uid, gid)
 			maps := []struct{ name, uid, gid string }{{"debug container", uid, gid}}
 			if infoErr != nil {
 				b.Problem("the target did not answer the debug container in its own sandbox, so its user namespace cannot be compared from inside: %v", infoErr)
 			} else {
-				b.Evidence("the target's /info: user namespace %s, uid_map %q, gid_map %q", info.Namespaces["user"], normalize(info.UIDMap), normalize(info.GIDMap))
+				b.Evidence("the target's /info: user namespace %s, uid_map %q, gid_map %q", info.Namespaces["user"], oracle.NormalizeMap(info.UIDMap), oracle.NormalizeMap(info.GIDMap))
 				b.Check(link == info.Namespaces["user"], "the debug container's user namespace %s is not the target's %s", link, info.Namespaces["user"])
-				maps = append(maps, struct{ name, uid, gid string }{"target", normalize(info.UIDMap), normalize(info.GIDMap)})
+				maps = append(maps, struct{ name, uid, gid string }{"target", oracle.NormalizeMap(info.UIDMap), oracle.NormalizeMap(info.GIDMap)})
 			}
 			for _, m := range maps {
 				b.Check(m.uid == wantUID, "the %s's uid_map is %q, not the %q asked for", m.name, m.uid, wantUID)
@@ -153,18 +153,6 @@ var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framewor
 		f.Checker.Record(b.Done("the sandbox's user namespace, with the maps asked for; the target's files read through /proc/<pid>/root"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
-
-// normalize is a uid_map as the oracle holds it: one mapping a line, its
-// columns separated by one space.
-func normalize(m string) string {
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(m), "\n") {
-		if f := strings.Fields(l); len(f) > 0 {
-			lines = append(lines, strings.Join(f, " "))
-		}
-	}
-	return strings.Join(lines, "\n")
-}
 
 // What the CRI allows a container of a user-namespace sandbox: its
 // sandbox's user namespace, mode POD with the same maps (the kubelet sends
