@@ -2,6 +2,7 @@ package cri_test
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	"github.com/ectest/ectest/framework"
@@ -13,13 +14,26 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// The user namespace the spec asks for: container IDs 0..65535 on host IDs
-// 100000..165535, UIDs and GIDs alike. The kubelet picks a range of 65536
-// from its own (hostUsers: false); any range the node does not use does.
+// The user namespaces the specs ask for: container IDs 0..65535 on a range
+// of 65536 host IDs of the spec's own, UIDs and GIDs alike, from 100000 up.
+// The kubelet gives every pod a range of its own (hostUsers: false); specs
+// sharing one would also share a runtime's remapped image snapshots
+// (containerd 1.7 then fails concurrent creations with AlreadyExists).
 const (
-	usernsHost = 100000
-	usernsSize = 65536
+	usernsHost   = 100000
+	usernsSize   = 65536
+	usernsRanges = 1000
 )
+
+// specUserns is a POD-mode user namespace on the spec's own range;
+// shift picks a neighbouring one (another spec's, for a request that
+// must not be its sandbox's).
+func specUserns(f *cri.Framework, shift uint32) *runtimeapi.UserNamespace {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(f.Token))
+	k := (h.Sum32() + shift) % usernsRanges
+	return cri.PodUserns(usernsHost+k*usernsSize, usernsSize)
+}
 
 // KEP-127's user namespaces as Kubernetes 1.36 runs them: the kubelet sends
 // the pod's UsernsOptions (POD, with the pod's maps) to the sandbox and to
@@ -30,7 +44,7 @@ const (
 var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framework.LabelSecurity, framework.LabelLinuxOnly), func() {
 	It("a debug container targeting a container of a user-namespace sandbox lands in the sandbox's user namespace with its maps, and reads the target's files through /proc/<pid>/root [CRI-2] [CRI-6]", framework.Label(string(capability.UsernsPod), framework.LabelPID, framework.LabelFilesystem), func(ctx SpecContext) {
 		f := newFramework(capability.UsernsPod)
-		userns := cri.PodUserns(usernsHost, usernsSize)
+		userns := specUserns(f, 0)
 		wantUID, wantGID := cri.IDMapText(userns.Uids), cri.IDMapText(userns.Gids)
 		// A runtime that cannot run user-namespace pods must say so with an
 		// error at create: "not supported" with the runtime's own words,
@@ -126,7 +140,7 @@ var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framewor
 		}
 		// CRI-6 in a user-namespace pod: the debug container reads the
 		// target's files through /proc/<pid>/root as the same user (root of
-		// the pod's user namespace, host UID 100000, on both sides).
+		// the pod's user namespace, the first host UID of its range, on both sides).
 		pid := 0
 		if infoErr == nil {
 			pid = info.PID
@@ -160,13 +174,13 @@ var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framewor
 // message supports only POD and NODE; anything else must be an error
 // (CRI-4), not a container silently placed in some user namespace.
 var _ = Describe("User namespace requests a runtime must refuse", framework.Label(framework.LabelCRI, framework.LabelSecurity, framework.LabelValidation, framework.LabelLinuxOnly), func() {
-	other := cri.PodUserns(usernsHost+2*usernsSize, usernsSize)
 	DescribeTable("a container of a user-namespace sandbox asking for another user namespace than its sandbox's is refused [CRI-4]",
 		framework.Label(string(capability.UsernsValidation)),
-		func(ctx SpecContext, what string, mutate func(*runtimeapi.UserNamespace)) {
+		func(ctx SpecContext, what string, mutate func(u, other *runtimeapi.UserNamespace)) {
 			f := newFramework(capability.UsernsValidation)
 			b := capability.Observe(capability.UsernsValidation).Case(what)
-			sandbox := cri.PodUserns(usernsHost, usernsSize)
+			sandbox := specUserns(f, 0)
+			other := specUserns(f, 1)
 			sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{Userns: sandbox})
 			if err != nil {
 				// Without user namespaces there is no container to ask for:
@@ -175,7 +189,7 @@ var _ = Describe("User namespace requests a runtime must refuse", framework.Labe
 				return
 			}
 			asked := proto.Clone(sandbox).(*runtimeapi.UserNamespace)
-			mutate(asked)
+			mutate(asked, other)
 			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", Userns: asked})
 			b.Evidence("sandbox: user namespace POD, uid_map %q; the container asked for mode %s, uid_map %q", cri.IDMapText(sandbox.Uids), asked.Mode, cri.IDMapText(asked.Uids))
 			if err != nil {
@@ -191,9 +205,9 @@ var _ = Describe("User namespace requests a runtime must refuse", framework.Labe
 			}
 			f.Checker.Record(b.Done(""))
 		},
-		Entry("mode TARGET (the UserNamespace message supports POD and NODE only)", "mode TARGET", func(u *runtimeapi.UserNamespace) { u.Mode = runtimeapi.NamespaceMode_TARGET }, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("mode CONTAINER (the UserNamespace message supports POD and NODE only)", "mode CONTAINER", func(u *runtimeapi.UserNamespace) { u.Mode = runtimeapi.NamespaceMode_CONTAINER }, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("mode POD with maps other than the sandbox's", "POD, other maps", func(u *runtimeapi.UserNamespace) { u.Uids, u.Gids = other.Uids, other.Gids }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("mode TARGET (the UserNamespace message supports POD and NODE only)", "mode TARGET", func(u, _ *runtimeapi.UserNamespace) { u.Mode = runtimeapi.NamespaceMode_TARGET }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("mode CONTAINER (the UserNamespace message supports POD and NODE only)", "mode CONTAINER", func(u, _ *runtimeapi.UserNamespace) { u.Mode = runtimeapi.NamespaceMode_CONTAINER }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("mode POD with maps other than the sandbox's", "POD, other maps", func(u, other *runtimeapi.UserNamespace) { u.Uids, u.Gids = other.Uids, other.Gids }, SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
 })
 
