@@ -58,7 +58,7 @@ func strippable(field string, minor int) bool {
 	switch field {
 	case "resizePolicy":
 		return minor < 35
-	case "restartPolicy":
+	case "restartPolicy", "restartPolicyRules":
 		return minor >= 34
 	}
 	return false
@@ -250,6 +250,12 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 			always := corev1.ContainerRestartPolicyAlways
 			c.RestartPolicy = &always
 		}, func(c *corev1.EphemeralContainer) bool { return c.RestartPolicy != nil }, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		// KEP-5307's restart rules (beta, on by default from 1.35): an
+		// ephemeral container is never restarted, so it may not have any.
+		Entry("restartPolicyRules", "restartPolicyRules", func(c *corev1.EphemeralContainer) {
+			c.RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestart,
+				ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+		}, func(c *corev1.EphemeralContainer) bool { return len(c.RestartPolicyRules) > 0 }, SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("volumeMounts[].subPath", "subPath", func(c *corev1.EphemeralContainer) {
 			c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data", SubPath: "x"}}
 		}, func(c *corev1.EphemeralContainer) bool {
