@@ -110,9 +110,13 @@ var all = []Definition{
 
 // onlyAt: capabilities judged at one layer only. The HostProcess rules are
 // the API server's (pkg/apis/core/validation): the cluster suite judges
-// them on any cluster, and no CRI call has them to judge.
+// them on any cluster, and no CRI call has them to judge. User namespace
+// requests other than the sandbox's exist only at the CRI.
 var onlyAt = map[Name]Layer{
 	HostProcessRules: LayerCluster,
+	// The kubelet sends every container its pod's user namespace (one
+	// hostUsers per pod): nothing a cluster accepts asks for another.
+	UsernsValidation: LayerCRI,
 }
 
 // OnlyAt is the one layer a capability is judged at ("" for every layer).
