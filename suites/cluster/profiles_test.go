@@ -444,6 +444,10 @@ func kubectlDebug(ctx context.Context, f *kube.Framework, kc kubectlBinary, styl
 	return r
 }
 
+// failedToStart are the kubelet's reasons for a container it could not
+// create or start (waiting states that do not pass by themselves).
+var failedToStart = map[string]bool{"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true, "ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true}
+
 // debugOutput waits for the debug container's output to end with the
 // marker, or for the kubelet to refuse to start it (runAsNonRoot with an
 // image that runs as root: the restricted profile's documented settings
@@ -456,18 +460,35 @@ func debugOutput(ctx context.Context, f *kube.Framework, pod string) (out, notSt
 			return false, err
 		}
 		statuses := append(append([]corev1.ContainerStatus{}, p.Status.ContainerStatuses...), p.Status.EphemeralContainerStatuses...)
-		for _, s := range statuses {
-			if s.Name == debugContainerName && s.State.Waiting != nil && s.State.Waiting.Reason == "CreateContainerConfigError" {
-				notStarted = s.State.Waiting.Reason + ": " + s.State.Waiting.Message
+		var st *corev1.ContainerStatus
+		for i := range statuses {
+			if statuses[i].Name == debugContainerName {
+				st = &statuses[i]
+			}
+		}
+		if st != nil && st.State.Waiting != nil && failedToStart[st.State.Waiting.Reason] {
+			notStarted = st.State.Waiting.Reason + ": " + st.State.Waiting.Message
+			return true, nil
+		}
+		if logs, err := f.Logs(ctx, pod, debugContainerName); err == nil { // an error: not started yet
+			out = logs
+			if strings.Contains(logs, "ectest-end") {
 				return true, nil
 			}
 		}
-		logs, err := f.Logs(ctx, pod, debugContainerName)
-		if err != nil {
-			return false, nil // not started yet
+		// An ephemeral container, or one of a pod that never restarts,
+		// that ended without the marker in its log never ran its command
+		// to the end (the runtime refused it: runc's "unable to freeze"
+		// under load was seen once): say so instead of waiting on.
+		once := p.Spec.RestartPolicy == corev1.RestartPolicyNever
+		for _, e := range p.Status.EphemeralContainerStatuses {
+			once = once || e.Name == debugContainerName
 		}
-		out = logs
-		return strings.Contains(logs, "ectest-end"), nil
+		if st != nil && st.State.Terminated != nil && once {
+			notStarted = fmt.Sprintf("terminated (exit %d) %s: %s", st.State.Terminated.ExitCode, st.State.Terminated.Reason, st.State.Terminated.Message)
+			return true, nil
+		}
+		return false, nil
 	}).WithTimeout(f.Timeouts.ImagePull+f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*5).Should(BeTrue(),
 		func() string {
 			return fmt.Sprintf("the debug container of %s/%s never printed its status; output so far:\n%s", f.Namespace, pod, out)
@@ -510,7 +531,10 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 	DescribeTable("kubectl debug --profile lands what profiles.go documents, Pod Security admits it as its level says, and the debug process holds what the profile grants [SEC-2] [SEC-3] [STORY-DEBUG]",
 		func(ctx SpecContext, release, profile, style, level string) {
 			kc := kubectlOf(ctx, release)
-			row := profileRow{Kubectl: kc.Release, Profile: profile, Style: style, Level: level}
+			row := &profileRow{Kubectl: kc.Release, Profile: profile, Style: style, Level: level}
+			// The cell is recorded however the spec ends (a failed wait
+			// included); the table marks a failed spec's cell FAILED.
+			DeferCleanup(func() { addProfileRow(*row) })
 			f := newFrameworkWithLabels(ctx, map[string]string{"pod-security.kubernetes.io/enforce": level})
 			target := ""
 			if style != styleNode {
@@ -520,7 +544,6 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 			if r.notApply != "" {
 				// Version gating: a kubectl without the profile is not judged.
 				row.Admitted, row.Verdict, row.Message = "n/a", "not applicable", r.notApply
-				addProfileRow(row)
 				Skip(fmt.Sprintf("not applicable: kubectl %s has no --profile=%s (%s)", kc.Release, profile, r.notApply))
 			}
 			doc := documentedSC(profile, style)
@@ -560,8 +583,9 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 				case notStarted != "":
 					row.Process = "not started: " + notStarted
 					// The kubelet's refusal is right only for runAsNonRoot
-					// with no non-root user (the image runs as root).
-					if doc.RunAsNonRoot != "true" {
+					// with no non-root user (the image runs as root);
+					// anything else kept the process from being judged.
+					if doc.RunAsNonRoot != "true" || !strings.Contains(notStarted, "runAsNonRoot") {
 						problems = append(problems, "the debug container never started: "+notStarted)
 					}
 				default:
@@ -579,7 +603,6 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 			if len(problems) > 0 {
 				row.Verdict = "FAILED: " + strings.Join(problems, "; ")
 			}
-			addProfileRow(row)
 			AddReportEntry("profile cell", fmt.Sprintf("admitted: %s %s\nAPI: %s\nprocess: %s", row.Admitted, row.Message, row.API, row.Process), ReportEntryVisibilityAlways)
 			Expect(problems).To(BeEmpty(), "kubectl %s debug --profile=%s (%s) in a %s namespace does not do what kubectl documents (%s)", kc.Release, profile, style, level,
 				kube.Cite("v"+strings.TrimPrefix(kc.Release, "v"), "k8s.io/kubectl", "pkg/cmd/debug/profiles.go"))
