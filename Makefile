@@ -33,7 +33,9 @@ IMAGE_ENDPOINT ?=
 RUNTIME_HANDLER ?=
 PROFILE ?=
 
-.PHONY: help certify windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
+KUBECTL_RELEASES ?=
+
+.PHONY: kubectl-profiles help certify windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
 
 ## help: this list (the default target): each target and what it does
 help:
@@ -71,6 +73,17 @@ K8S ?=
 api-release:
 	@test -n "$(K8S)" || { echo "ectest: make api-release needs K8S=vX.Y.Z (one of kind/nodeimage/versions.yaml's apiServers)" >&2; exit 2; }
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) RELEASES="$(K8S)" LABELS="$(if $(LABELS),$(LABELS),api-release)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/api-releases.sh
+
+## kubectl-profiles: the kubectl debug profile specs (label debug-profiles: each profile × style × Pod Security level,
+## --custom, the default profile) with a kubectl of each release of KUBECTL_RELEASES (default: versions.yaml's
+## apiServers), each built alone first from the Go module proxy (about 1 to 2 min cold, then cached), against the
+## default kind cluster (made and removed; CLUSTER_NAME, CLUSTER_FLAGS as conformance-cluster). The table
+## profile × style × level × kubectl release is $(REPORT_DIR)/kubectl-profiles/kubectl-profiles.md
+kubectl-profiles:
+	@out=$$($(GO) run ./cmd/ectest-kind kubectl $(KUBECTL_RELEASES)) || exit 3; \
+	releases=$$(echo "$$out" | cut -d' ' -f1 | tr '\n' ' '); echo "ectest: kubectl releases: $$releases"; \
+	KUBECTL_RELEASES="$$releases" REPORT_DIR=$(REPORT_DIR) SUITE_REPORT_DIR=$(REPORT_DIR)/kubectl-profiles PROCS=$(PROCS) \
+	LABELS="$(if $(LABELS),$(LABELS),debug-profiles)" hack/suite.sh cluster $(CLUSTER_SUITE_FLAGS) $(if $(CLUSTER_NAME),-cluster-name=$(CLUSTER_NAME)) $(CLUSTER_FLAGS)
 
 ## conformance-cri: only the CRI suite (no cluster), reports in $(REPORT_DIR)/cri. Compiled into a private
 ## folder, so that several runs (make matrix's cells) can run side by side; exits with the run's code

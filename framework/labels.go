@@ -14,23 +14,24 @@ import (
 // label a spec uses must be registered here; the suites check it before any
 // spec runs (CheckLabels).
 var labels = map[string]string{
-	"cri":          "specs that drive a CRI runtime directly",
-	"cluster":      "specs that need a Kubernetes cluster",
-	"pid":          "PID namespace modes and targeting",
-	"network":      "network namespace sharing",
-	"ipc":          "IPC namespace sharing",
-	"filesystem":   "the target's filesystem through /proc/<pid>/root",
-	"security":     "capabilities, ptrace rules, RBAC, admission",
-	"lifecycle":    "status, restarts, side effects, image pulls",
-	"streaming":    "exec, attach and logs",
-	"validation":   "invalid requests the runtime or server must reject",
-	"skew":         "version skew: old shapes, unknown enum values",
-	"story":        "user stories replayed end to end",
-	"linux-only":   "specs that cannot apply to Windows nodes",
-	"network-only": "specs that hold on Windows too (network-only debugging)",
-	"windows":      "Windows-specific specs",
-	"benchmark":    "measurements with gmeasure; not run unless selected",
-	"api-release":  "the API server's specs (API, RBAC, admission, audit, kubectl debug, SKEW-2's client side) that run against a single-node cluster of each release of versions.yaml's apiServers (make api-releases)",
+	"cri":            "specs that drive a CRI runtime directly",
+	"cluster":        "specs that need a Kubernetes cluster",
+	"pid":            "PID namespace modes and targeting",
+	"network":        "network namespace sharing",
+	"ipc":            "IPC namespace sharing",
+	"filesystem":     "the target's filesystem through /proc/<pid>/root",
+	"security":       "capabilities, ptrace rules, RBAC, admission",
+	"lifecycle":      "status, restarts, side effects, image pulls",
+	"streaming":      "exec, attach and logs",
+	"validation":     "invalid requests the runtime or server must reject",
+	"skew":           "version skew: old shapes, unknown enum values",
+	"story":          "user stories replayed end to end",
+	"linux-only":     "specs that cannot apply to Windows nodes",
+	"network-only":   "specs that hold on Windows too (network-only debugging)",
+	"windows":        "Windows-specific specs",
+	"benchmark":      "measurements with gmeasure; not run unless selected",
+	"debug-profiles": "kubectl debug --profile: each profile and style under each Pod Security level, --custom, the default profile per kubectl release (make kubectl-profiles)",
+	"api-release":    "the API server's specs (API, RBAC, admission, audit, kubectl debug, SKEW-2's client side) that run against a single-node cluster of each release of versions.yaml's apiServers (make api-releases)",
 }
 
 // Version gates: Ginkgo label sets (key:value), in the style of upstream's
@@ -59,23 +60,24 @@ func registered(l string) bool {
 
 // The label names, for specs to use.
 const (
-	LabelCRI         = "cri"
-	LabelCluster     = "cluster"
-	LabelPID         = "pid"
-	LabelNetwork     = "network"
-	LabelIPC         = "ipc"
-	LabelFilesystem  = "filesystem"
-	LabelSecurity    = "security"
-	LabelLifecycle   = "lifecycle"
-	LabelStreaming   = "streaming"
-	LabelValidation  = "validation"
-	LabelSkew        = "skew"
-	LabelStory       = "story"
-	LabelLinuxOnly   = "linux-only"
-	LabelNetworkOnly = "network-only"
-	LabelWindows     = "windows"
-	LabelBenchmark   = "benchmark"
-	LabelAPIRelease  = "api-release"
+	LabelCRI           = "cri"
+	LabelCluster       = "cluster"
+	LabelPID           = "pid"
+	LabelNetwork       = "network"
+	LabelIPC           = "ipc"
+	LabelFilesystem    = "filesystem"
+	LabelSecurity      = "security"
+	LabelLifecycle     = "lifecycle"
+	LabelStreaming     = "streaming"
+	LabelValidation    = "validation"
+	LabelSkew          = "skew"
+	LabelStory         = "story"
+	LabelLinuxOnly     = "linux-only"
+	LabelNetworkOnly   = "network-only"
+	LabelWindows       = "windows"
+	LabelBenchmark     = "benchmark"
+	LabelAPIRelease    = "api-release"
+	LabelDebugProfiles = "debug-profiles"
 )
 
 func init() {

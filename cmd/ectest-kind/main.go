@@ -35,6 +35,9 @@ var usageText = `usage: ectest-kind COMMAND [flags]
   smoke          check the cluster runs a target pod and an ephemeral container pulled at debug time
   down           delete the kind cluster
   node-runtimes  list the node runtimes -node-runtime can name
+  kubectl        build kubectl alone for each release named (default: versions.yaml's apiServers; or KUBECTL_RELEASES,
+                 space or comma separated), cached beside the node-image builder's Kubernetes builds, where the
+                 cluster suite's kubectl debug profile specs find them; prints "<release> <path>" per release
 flags:
   -kubernetes-version vX.Y.Z   (default ` + nodeimage.DefaultKubernetesVersion + `)
   -node-runtime NAME           the built node image's container runtime (default ` + nodeimage.DefaultNodeRuntime + `; ` + "`ectest-kind node-runtimes`" + ` lists them)
@@ -62,6 +65,13 @@ func main() {
 		os.Exit(2)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-kind: "+format+"\n", args...) }
+	if os.Args[1] == "kubectl" {
+		if err := kubectls(ctx, os.Args[2:], logf); err != nil {
+			fmt.Fprintln(os.Stderr, "ectest-kind: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
+			os.Exit(1)
+		}
+		return
+	}
 	if os.Args[1] == "suite-images" {
 		if err := suiteImages(ctx, os.Args[2:], logf); err != nil {
 			fmt.Fprintln(os.Stderr, "ectest-kind: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
@@ -154,6 +164,42 @@ func suiteImages(ctx context.Context, args []string, logf func(string, ...any)) 
 		o.NodeRuntime = nodeimage.DefaultNodeRuntime
 	}
 	return run(ctx, "node-image", o, "", logf)
+}
+
+// kubectls builds kubectl alone (one release after another; each about 1 to
+// 2 minutes cold on 2 cores) for the releases given as arguments, or in
+// KUBECTL_RELEASES, or versions.yaml's apiServers. The builds are cached
+// by the node-image builder (~/.cache/ectest/bin/kubernetes-<v>-kubectl-<key>,
+// or a full build of that release), where the suite looks for them.
+func kubectls(ctx context.Context, args []string, logf func(string, ...any)) error {
+	src := args
+	if len(src) == 0 {
+		src = []string{os.Getenv("KUBECTL_RELEASES")}
+	}
+	var names []string
+	for _, a := range src {
+		names = append(names, strings.FieldsFunc(a, func(r rune) bool { return r == ',' || r == ' ' })...)
+	}
+	if len(names) == 0 {
+		r, err := nodeimage.KnownReleases()
+		if err != nil {
+			return err
+		}
+		names = r.APIServers
+	}
+	b := &nodebuild.Builder{Log: logf}
+	for _, n := range names {
+		v, err := nodeimage.ParseVersion(n)
+		if err != nil {
+			return err
+		}
+		dir, err := b.KubernetesComponents(ctx, v, "kubectl")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s %s\n", v, filepath.Join(dir, "kubectl"))
+	}
+	return nil
 }
 
 func run(ctx context.Context, cmd string, o kind.Options, reportDir string, logf func(string, ...any)) error {

@@ -159,7 +159,10 @@ func (b *Builder) KubernetesComponents(ctx context.Context, v nodeimage.Version,
 		return dir, nil
 	}
 	what, cold := fmt.Sprintf("Kubernetes %s binaries (%s)", v, strings.Join(components, ", ")), "about 8 min"
-	if !isFullSet(components) {
+	switch {
+	case len(components) == 1 && components[0] == "kubectl":
+		cold = "about 1 to 2 min"
+	case !isFullSet(components):
 		cold = "about 4 min"
 	}
 	done := b.stage(what, cold)
