@@ -110,8 +110,9 @@ func nearestFlag(fs *flag.FlagSet, name string) string {
 // RunSuite runs a suite's specs. Before anything runs, it checks the spec
 // tree: every label registered (a misspelt capability, say) and every spec
 // naming at least one requirement, and only known ones, so that reports
-// and coverage cannot be silently wrong. Benchmarks run only when a label
-// filter asks for them (make benchmark).
+// and coverage cannot be silently wrong. Benchmarks and the kubectl debug
+// profile matrix run only when a label filter asks for them (make
+// benchmark, make kubectl-profiles).
 func RunSuite(t *testing.T, description string) bool {
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
@@ -130,7 +131,10 @@ func RunSuite(t *testing.T, description string) bool {
 		reporterConfig.NoColor = true // a log file or a pipe gets no escape codes
 	}
 	if suiteConfig.LabelFilter == "" {
-		suiteConfig.LabelFilter = "!" + LabelBenchmark
+		// Measurements, and the kubectl debug profile matrix (some fifty
+		// kubectl runs per kubectl release: make kubectl-profiles), run
+		// only when selected.
+		suiteConfig.LabelFilter = "!" + LabelBenchmark + " && !" + LabelDebugProfiles
 	}
 	return ginkgo.RunSpecs(t, description, suiteConfig, reporterConfig)
 }
