@@ -102,6 +102,9 @@ type Node struct {
 	// RuntimeClasses are made when a cluster of this node runtime is
 	// created: RuntimeClass name to runtime handler (one of Handlers).
 	RuntimeClasses map[string]string
+	// Note is what every report of a cluster of it must say (as
+	// Embedded.Note).
+	Note string
 }
 
 // HandlerNames lists the runtime's handlers, the default's first.
@@ -188,7 +191,8 @@ var Runtimes = []Runtime{
 		// wrapper of runc are the ectest binary that built the node image
 		// (kind/nodeimage, crio.go).
 		Node: &Node{Programs: []gobuild.Program{builds.CriO, builds.Runc}, Packages: []string{"conmon", "skopeo"},
-			Description: "CRI-O " + builds.CriOVersion + " with runc " + builds.RuncVersion + " (the embedded cri-o's builds), Debian's conmon; " + PinnsNote}},
+			Description: "CRI-O " + builds.CriOVersion + " with runc " + builds.RuncVersion + " (the embedded cri-o's builds), Debian's conmon; " + PinnsNote,
+			Note:        PinnsNote}},
 }
 
 // Lookup finds a runtime of the catalog by name.
