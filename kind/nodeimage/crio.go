@@ -36,6 +36,12 @@ const (
 	NodeRegistriesDir = "/etc/containers/registries.conf.d"
 )
 
+// CrioProgramsRecipe is part of a CRI-O node image's key: the ectest
+// binary in it (pinns, the runc wrapper) is not, so a change of what those
+// programs do must change this. 2: the wrapper drops capabilities the
+// bounding set lacks (kube-proxy, privileged, never started on 1).
+const CrioProgramsRecipe = "2"
+
 // IsCrio says whether rt is CRI-O rather than containerd.
 func (rt NodeRuntime) IsCrio() bool { return rt.Runtime.Implementation == catalog.CriO }
 
