@@ -149,7 +149,7 @@ unit:
 	$(GO) test -count=1 ./cmd/... ./framework/... ./runtimes/... ./fixtures/... ./kind/... ./internal/...
 
 ## cluster: build what is missing (node image, offline) and create the default kind cluster
-## (NODE_RUNTIME=containerd-2-gvisor adds gVisor as the RuntimeClass gvisor)
+## (NODE_RUNTIME=containerd-2-gvisor adds gVisor as the RuntimeClass gvisor; NODE_RUNTIME=cri-o runs CRI-O instead of containerd)
 cluster:
 	$(GO) run ./cmd/ectest-kind up $(KIND_FLAGS)
 

@@ -240,6 +240,15 @@ func Up(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if err := os.WriteFile(filepath.Join(policyDir, "policy.yaml"), auditPolicy, 0o644); err != nil {
 		return nil, err
 	}
+	if rt.IsCrio() && o.NodeImage == "" && (o.CRIProxy != nil || o.OCIFault != nil) {
+		// Both self-tests sit in front of containerd (the proxy's backend
+		// is its socket, the wrapper is patched into its configuration).
+		return nil, fmt.Errorf("the CRI proxy and the OCI runtime wrapper run in front of containerd, not the node runtime %s", rt.Name)
+	}
+	criSocket := ""
+	if o.NodeImage == "" && rt.IsCrio() {
+		criSocket = rt.CRISocket()
+	}
 	proxyDir := ""
 	if o.CRIProxy != nil {
 		if o.NodeImage != "" {
@@ -274,7 +283,7 @@ func Up(ctx context.Context, o Options) (_ *Cluster, err error) {
 	cfg := Config(ConfigOptions{
 		Name: o.Name, NodeImage: image, Kubernetes: v, CgroupV1: hostCgroupV1(),
 		AuditPolicyDir: policyDir, AuditLogDir: filepath.Dir(c.AuditLog),
-		OwnCNI: o.NodeImage == "", CRIProxyDir: proxyDir, OCIFaultDir: ociDir, Labels: cpLabels, Workers: workerConfigs,
+		OwnCNI: o.NodeImage == "", CRISocket: criSocket, CRIProxyDir: proxyDir, OCIFaultDir: ociDir, Labels: cpLabels, Workers: workerConfigs,
 	})
 	step := progress.StartExpect(logf, fmt.Sprintf("creating kind cluster %q from %s", o.Name, image), "about 1 to 2 min, up to 4 min for each node to be Ready")
 	defer step.End(&err)
@@ -553,6 +562,15 @@ func (c *Cluster) ConfigureRegistry(hostPort string) error {
 		cmd.SetStdin(strings.NewReader(toml))
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("node %s: write registry config: %w", n, err)
+		}
+		// A CRI-O node (it has the registries drop-in directory) reads a
+		// registries.conf drop-in, once CRI-O is told to reload (SIGHUP:
+		// CRI-O's ReloadRegistries).
+		conf := nodeimage.NodeRegistriesDir + "/ectest-" + strings.NewReplacer(":", "-", "/", "-").Replace(hostPort) + ".conf"
+		cmd = n.Command("sh", "-c", "[ -d "+nodeimage.NodeRegistriesDir+" ] || exit 0; cat > "+conf+" && systemctl reload "+nodeimage.CrioUnit)
+		cmd.SetStdin(strings.NewReader(nodeimage.NodeRegistryConf(hostPort)))
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("node %s: write CRI-O's registry config: %w", n, err)
 		}
 	}
 	return nil

@@ -52,6 +52,11 @@ type ConfigOptions struct {
 	// mounted into the node at NodeOCIFaultDir, and the node's containerd
 	// runs the wrapper as the runc handler's binary.
 	OCIFaultDir string
+	// CRISocket, when set, is the nodes' container runtime endpoint
+	// instead of containerd's (kind's kubeadm configuration names
+	// containerd's): CRI-O's on a cri-o node. kubeadm's criSocket (init and
+	// join) and the kubelet's containerRuntimeEndpoint are patched.
+	CRISocket string
 	// Labels are the control-plane node's labels.
 	Labels map[string]string
 	// Workers are the worker nodes; none makes a single-node cluster.
@@ -105,9 +110,16 @@ func Config(o ConfigOptions) string {
 	if o.CgroupV1 && o.Kubernetes.AtLeast(35) {
 		kubelet.WriteString("failCgroupV1: false\n")
 	}
+	socket := o.CRISocket
 	if o.CRIProxyDir != "" {
-		fmt.Fprintf(&kubelet, "containerRuntimeEndpoint: unix://%s\n", nodeimage.CRIProxySocket)
-		b.WriteString(indent(fmt.Sprintf("kind: InitConfiguration\nnodeRegistration:\n  criSocket: unix://%s\n", nodeimage.CRIProxySocket), "- |\n", "  "))
+		socket = "unix://" + nodeimage.CRIProxySocket
+	}
+	if socket != "" {
+		fmt.Fprintf(&kubelet, "containerRuntimeEndpoint: %s\n", socket)
+		b.WriteString(indent(fmt.Sprintf("kind: InitConfiguration\nnodeRegistration:\n  criSocket: %s\n", socket), "- |\n", "  "))
+		if len(o.Workers) > 0 {
+			b.WriteString(indent(fmt.Sprintf("kind: JoinConfiguration\nnodeRegistration:\n  criSocket: %s\n", socket), "- |\n", "  "))
+		}
 	}
 	if kubelet.Len() > 0 {
 		b.WriteString(indent("kind: KubeletConfiguration\n"+kubelet.String(), "- |\n", "  "))

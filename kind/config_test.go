@@ -168,3 +168,35 @@ func TestTopologies(t *testing.T) {
 		t.Errorf("subnets %s %s", nodeSubnet(0), nodeSubnet(4))
 	}
 }
+
+// A CRI-O node's kubelet and kubeadm (init and, with workers, join) talk
+// to CRI-O's socket, not containerd's, which kind's own config names.
+func TestConfigWithCRISocket(t *testing.T) {
+	rt, err := nodeimage.LookupNodeRuntime("cri-o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config(ConfigOptions{Name: "c", NodeImage: "ectest/kind-node:x", Kubernetes: mustVersion(t, "v1.37.1"), CgroupV1: true,
+		AuditPolicyDir: "/p", AuditLogDir: "/l", OwnCNI: true, CRISocket: rt.CRISocket(),
+		Workers: []WorkerConfig{{Image: "ectest/kind-node:w"}}})
+	var parsed map[string]any
+	if err := yaml.UnmarshalStrict([]byte(cfg), &parsed); err != nil {
+		t.Fatalf("not YAML: %v\n%s", err, cfg)
+	}
+	for _, want := range []string{
+		"kind: InitConfiguration\n  nodeRegistration:\n    criSocket: unix:///var/run/crio/crio.sock",
+		"kind: JoinConfiguration\n  nodeRegistration:\n    criSocket: unix:///var/run/crio/crio.sock",
+		"containerRuntimeEndpoint: unix:///var/run/crio/crio.sock",
+	} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("config lacks %q:\n%s", want, cfg)
+		}
+	}
+	if strings.Count(cfg, "kind: KubeletConfiguration") != 1 || !strings.Contains(cfg, "failCgroupV1: false") {
+		t.Errorf("kubelet patches:\n%s", cfg)
+	}
+	cd, _ := nodeimage.LookupNodeRuntime("")
+	if cd.CRISocket() != "unix:///run/containerd/containerd.sock" {
+		t.Errorf("containerd's socket: %s", cd.CRISocket())
+	}
+}

@@ -231,6 +231,10 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		h.Env.Runtime.Handler = "default"
 	}
 	h.Env.Runtime.NodeRuntime = h.cluster.NodeRuntime
+	if rt, err := nodeimage.LookupNodeRuntime(h.cluster.NodeRuntime); err == nil && h.cluster.NodeRuntime != "" && rt.Runtime.Node.Note != "" {
+		// A cri-o node's pinns is the project's stand-in: every report says so.
+		h.Env.Runtime.Note = rt.Runtime.Node.Note
+	}
 	h.Env.Runtime.OCIRuntime = h.cluster.OCIRuntimeVersion(handler)
 	if h.Env.Managed {
 		h.Env.Runtime.Cgroups = hostCgroups() // kind nodes share the host's

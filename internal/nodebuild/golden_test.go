@@ -45,8 +45,16 @@ func TestNodeRuntimesGolden(t *testing.T) {
 			for _, p := range rt.Programs {
 				fmt.Fprintf(&b, "# program %s at /%s\n", p.Key(), nodeimage.NodePath(p.Binary))
 			}
-			b.WriteString("# ---- /etc/containerd/config.toml\n" + nodeimage.NodeContainerdConfig(string(kindCfg), "registry.k8s.io/pause:3.10.1", rt))
 			files := rt.ShimConfigs()
+			if rt.IsCrio() {
+				// A CRI-O node's own files (kind's containerd config stays
+				// in it, unused: no containerd runs there).
+				for p, c := range nodeimage.NodeCrioFiles("registry.k8s.io/pause:3.10.1", []string{"registry.k8s.io/pause:3.10.1", "registry.k8s.io/etcd:3.6.5-0"}) {
+					files["/"+p] = c
+				}
+			} else {
+				b.WriteString("# ---- /etc/containerd/config.toml\n" + nodeimage.NodeContainerdConfig(string(kindCfg), "registry.k8s.io/pause:3.10.1", rt))
+			}
 			var paths []string
 			for p := range files {
 				paths = append(paths, p)

@@ -3,6 +3,7 @@ package nodebuild
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/ectest/ectest/internal/gobuild"
 	"github.com/ectest/ectest/internal/hostdeps"
 	"github.com/ectest/ectest/internal/progress"
@@ -200,6 +202,8 @@ func (b *Builder) enclose(s *progress.Step) func(errp *error) {
 // nodeRecipe changes whenever assemble changes. 6: images built by
 // ectest-mutation before it dispatched the suite's programs carried a pause
 // that ran ectest-mutation's main (exit 2 at once): never reuse them.
+// (CRI-O nodes left it at 6: containerd nodes are assembled as before, and
+// a cri-o node's key differs by its runtime.)
 const nodeRecipe = "6"
 
 func (b *Builder) moduleDir(ctx context.Context, modVersion string) (string, error) {
@@ -263,6 +267,11 @@ func assemble(root, kindFiles, binDir string, v nodeimage.Version, list ImageLis
 	if err != nil {
 		return fmt.Errorf("kind base files: %w", err)
 	}
+	if rt.IsCrio() {
+		if err := installCrio(root, list, write, link); err != nil {
+			return fmt.Errorf("node runtime %s: %w", rt.Name, err)
+		}
+	}
 	if len(rt.Programs) == 0 {
 		// Debian's containerd lives in /usr/bin; kind's unit runs /usr/local/bin.
 		for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "ctr"} {
@@ -295,15 +304,17 @@ func assemble(root, kindFiles, binDir string, v nodeimage.Version, list ImageLis
 		nodeimage.NodeRuntimeFile: rt.Name + "\n",
 		// A harmless stand-in for kind's storage provisioner manifest: its
 		// image cannot be pulled here and the suites need no volumes.
-		"kind/manifests/default-storage.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ectest-no-default-storage\n  namespace: kube-system\n",
-		"etc/systemd/system/ectest-import-images.service": importUnit,
-		"etc/systemd/system/ectest-cgroup-fix.service":    cgroupFixUnit,
-		"etc/systemd/system/" + nodeimage.CRIProxyUnit:    criProxyUnit,
-		"usr/local/bin/ectest-init":                       ectestInit,
-		"usr/local/bin/ectest-cgroup-fix":                 cgroupFix,
-		"etc/containerd/certs.d/.keep":                    "",
-		"etc/kubernetes/manifests/.keep":                  "",
-		strings.TrimPrefix(nodeimage.NodeCNIPath, "/"):    nodeCNI,
+		"kind/manifests/default-storage.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ectest-no-default-storage\n  namespace: kube-system\n",
+		"etc/systemd/system/ectest-cgroup-fix.service": cgroupFixUnit,
+		"etc/systemd/system/" + nodeimage.CRIProxyUnit: criProxyUnit,
+		"usr/local/bin/ectest-init":                    ectestInit,
+		"usr/local/bin/ectest-cgroup-fix":              cgroupFix,
+		"etc/containerd/certs.d/.keep":                 "",
+		"etc/kubernetes/manifests/.keep":               "",
+		strings.TrimPrefix(nodeimage.NodeCNIPath, "/"): nodeCNI,
+	}
+	if !rt.IsCrio() {
+		files["etc/systemd/system/ectest-import-images.service"] = importUnit
 	}
 	for p, content := range files {
 		mode := os.FileMode(0o644)
@@ -323,7 +334,13 @@ func assemble(root, kindFiles, binDir string, v nodeimage.Version, list ImageLis
 			_ = os.Remove(m)
 		}
 	}
-	for _, u := range []string{"kubelet.service", "containerd.service", "undo-mount-hacks.service", "ectest-import-images.service", "ectest-cgroup-fix.service", nodeimage.CRIProxyUnit} {
+	units := []string{"kubelet.service", "containerd.service", "undo-mount-hacks.service", "ectest-import-images.service", "ectest-cgroup-fix.service", nodeimage.CRIProxyUnit}
+	if rt.IsCrio() {
+		// No containerd in a CRI-O node, and the CRI proxy's backend is
+		// containerd's socket.
+		units = []string{"kubelet.service", nodeimage.CrioUnit, "undo-mount-hacks.service", "ectest-import-images.service", "ectest-cgroup-fix.service"}
+	}
+	for _, u := range units {
 		if err := link("/etc/systemd/system/"+u, "etc/systemd/system/multi-user.target.wants/"+u); err != nil {
 			return err
 		}
@@ -345,6 +362,51 @@ func assemble(root, kindFiles, binDir string, v nodeimage.Version, list ImageLis
 	journald := filepath.Join(root, "etc/systemd/journald.conf")
 	if data, err := os.ReadFile(journald); err == nil && !strings.Contains(string(data), "ReadKMsg=no") {
 		if err := os.WriteFile(journald, append(data, []byte("\nReadKMsg=no\n")...), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installCrio puts a CRI-O node's own files in place (kind/nodeimage,
+// crio.go): crio.conf and the containers-* files, CRI-O's unit, the unit
+// that copies kubeadm's images into CRI-O's storage with skopeo, and the
+// running ectest binary as the node's pinns and runc wrapper (it must
+// dispatch them by name, fixtures/programs, and find its libraries in the
+// root filesystem). The binary is not part of the image's cache key, as the
+// pause image it also carries is not.
+func installCrio(root string, list ImageList, write func(string, os.FileMode, string) error, link func(string, string) error) error {
+	if !programs.Dispatches() {
+		return errors.New("the running binary does not dispatch the suite's programs (fixtures/programs), so it cannot be the node's pinns and runc wrapper")
+	}
+	var refs []string
+	for _, r := range list {
+		refs = append(refs, r)
+	}
+	for p, content := range nodeimage.NodeCrioFiles(list["pause"], refs) {
+		if err := write(p, 0o644, content); err != nil {
+			return err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		return err
+	}
+	rel := strings.TrimPrefix(nodeimage.NodeProgramsPath, "/")
+	if err := write(rel, 0o755, string(data)); err != nil {
+		return err
+	}
+	if missing, err := missingLibraries(root, rel); err != nil {
+		return err
+	} else if len(missing) > 0 {
+		return fmt.Errorf("%s (the running ectest binary) needs %s, which the node's root filesystem lacks: build it with CGO_ENABLED=0", self, strings.Join(missing, ", "))
+	}
+	for _, l := range []string{nodeimage.NodePinnsPath, nodeimage.NodeOOMClampPath} {
+		if err := link(filepath.Base(nodeimage.NodeProgramsPath), strings.TrimPrefix(l, "/")); err != nil {
 			return err
 		}
 	}

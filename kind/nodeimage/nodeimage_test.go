@@ -78,3 +78,39 @@ func TestNodeRuntimes(t *testing.T) {
 		t.Error("kind's places: runc in /usr/local/sbin, the rest in /usr/local/bin")
 	}
 }
+
+// A CRI-O node's files: crio.conf points at the node's programs (the runc
+// wrapper, conmon, pinns) and the local pause image, systemd cgroups as
+// kind's kubelet has them; the import unit copies every image with skopeo
+// before CRI-O starts.
+func TestCrioNode(t *testing.T) {
+	rt, err := LookupNodeRuntime("cri-o")
+	if err != nil || !rt.IsCrio() || rt.OCIRuntimes[""] != "runc" {
+		t.Fatalf("cri-o: %+v, %v", rt, err)
+	}
+	if strings.Join(rt.Packages, ",") != "conmon,skopeo" {
+		t.Errorf("packages: %v", rt.Packages)
+	}
+	files := NodeCrioFiles("registry.k8s.io/pause:3.10.1", []string{"registry.k8s.io/pause:3.10.1", "registry.k8s.io/etcd:3.6.5-0"})
+	conf := files["etc/crio/crio.conf"]
+	for _, want := range []string{
+		`cgroup_manager = "systemd"`, `runtime_path = "/usr/local/bin/ectest-runc-oomclamp"`, `monitor_path = "/usr/bin/conmon"`,
+		`pinns_path = "/usr/local/bin/pinns"`, `pause_image = "registry.k8s.io/pause:3.10.1"`, `listen = "/var/run/crio/crio.sock"`,
+		`storage_driver = "overlay"`, `default_runtime = "runc"`, "[crio.runtime.runtimes.runc]",
+	} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("crio.conf lacks %s:\n%s", want, conf)
+		}
+	}
+	if files["usr/local/bin/ectest-runc-oomclamp.real"] != "/usr/local/sbin/runc\n" {
+		t.Errorf("the wrapper's real runc: %q", files["usr/local/bin/ectest-runc-oomclamp.real"])
+	}
+	imp := files["etc/systemd/system/ectest-import-images.service"]
+	if !strings.Contains(imp, "Before=crio.service") || strings.Count(imp, "skopeo copy") != 2 ||
+		!strings.Contains(imp, "docker-archive:/kind/images/images.tar:registry.k8s.io/etcd:3.6.5-0 containers-storage:registry.k8s.io/etcd:3.6.5-0") {
+		t.Errorf("import unit:\n%s", imp)
+	}
+	if got := NodeRegistryConf("198.18.0.1:5055"); got != "[[registry]]\nlocation = \"198.18.0.1:5055\"\ninsecure = true\n" {
+		t.Errorf("registry drop-in: %q", got)
+	}
+}

@@ -136,5 +136,8 @@ func (rt NodeRuntime) Key() string {
 	for _, p := range rt.Programs {
 		parts = append(parts, p.Key())
 	}
+	if rt.IsCrio() {
+		parts = append(parts, "programs-"+CrioProgramsRecipe)
+	}
 	return strings.Join(parts, ",")
 }

@@ -26,9 +26,10 @@ import (
 
 // Implementation is a CRI implementation, named as its CRI Version answer
 // names itself (VersionResponse.RuntimeName), which is also what a
-// profile's match.runtimeName compares. containerd and CRI-O ("cri-o", an
-// embedded runtime only, with its own configuration in runtimes/embedded)
-// are in the catalog; cri-dockerd ("docker") is to come.
+// profile's match.runtimeName compares. containerd and CRI-O ("cri-o",
+// with its own configuration in runtimes/embedded and kind/nodeimage)
+// are in the catalog (both as embedded runtimes and kind node runtimes);
+// cri-dockerd ("docker") is to come.
 type Implementation string
 
 // The implementations.
@@ -101,6 +102,9 @@ type Node struct {
 	// RuntimeClasses are made when a cluster of this node runtime is
 	// created: RuntimeClass name to runtime handler (one of Handlers).
 	RuntimeClasses map[string]string
+	// Note is what every report of a cluster of it must say (as
+	// Embedded.Note).
+	Note string
 }
 
 // HandlerNames lists the runtime's handlers, the default's first.
@@ -181,6 +185,13 @@ var Runtimes = []Runtime{
 			Programs:    []gobuild.Program{builds.CriO, builds.Runc},
 			BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp},
 			HostNeeds:   []hostdeps.Purpose{hostdeps.Conmon},
+			Note:        PinnsNote},
+		// conmon and skopeo (which copies kubeadm's images into CRI-O's
+		// storage at boot) are Debian's; pinns and the oom_score_adj
+		// wrapper of runc are the ectest binary that built the node image
+		// (kind/nodeimage, crio.go).
+		Node: &Node{Programs: []gobuild.Program{builds.CriO, builds.Runc}, Packages: []string{"conmon", "skopeo"},
+			Description: "CRI-O " + builds.CriOVersion + " with runc " + builds.RuncVersion + " (the embedded cri-o's builds), Debian's conmon; " + PinnsNote,
 			Note:        PinnsNote}},
 }
 

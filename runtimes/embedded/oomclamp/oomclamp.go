@@ -9,7 +9,10 @@
 // containerd's restrict_oom_score_adj; the wrapper does what that setting
 // does: for create and run it raises the bundle's process.oomScoreAdj to
 // its own (inherited from conmon) when it asks for less, and changes
-// nothing else; then it execs the real runc, named by the file Real(argv[0]).
+// nothing else but the capabilities no process here can hold, which it
+// removes from every set (config.json for create and run, the --process file
+// for exec: a privileged container asks for all of them, see Main); then it
+// execs the real runc, named by the file Real(argv[0]).
 // Where CAP_SYS_RESOURCE is in the bounding set it changes nothing.
 //
 // It is one of the programs every ectest binary carries
@@ -41,12 +44,26 @@ func Main(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	if path, bundle, ok := host.RuncFiles(args); ok && bundle {
+	if path, bundle, ok := host.RuncFiles(args); ok {
 		missing, err := host.MissingHere()
 		if err != nil {
 			return fail(err)
 		}
-		if slices.Contains(missing, "CAP_SYS_RESOURCE") {
+		// A privileged container gets every capability CRI-O knows
+		// (unlike containerd, which grants its own), and runc cannot give
+		// one the bounding set lacks ("unable to apply caps"): drop those,
+		// from config.json (create, run) and exec's --process file, as
+		// kind/host's wrapper does for dockerd.
+		if len(missing) > 0 {
+			drop := map[string]bool{}
+			for _, c := range missing {
+				drop[c] = true
+			}
+			if err := host.RewriteFile(path, bundle, drop); err != nil {
+				return fail(err)
+			}
+		}
+		if bundle && slices.Contains(missing, "CAP_SYS_RESOURCE") {
 			own, err := ownOOMScoreAdj()
 			if err != nil {
 				return fail(err)
