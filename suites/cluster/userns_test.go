@@ -42,16 +42,14 @@ var _ = Describe("User namespaces through the kubelet", framework.Label(framewor
 			no := false
 			created, err := f.CreatePod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.HostUsers = &no }))
 			if err != nil {
-				f.Checker.Record(capability.Observation{Capability: capability.UsernsPod, Outcome: capability.Refused,
-					Observed: "the API server refused a hostUsers: false pod", Evidence: kube.Rejection(err)})
+				f.Checker.Record(capability.Observe(capability.UsernsPod).Outcome(capability.Refused, "the API server refused a hostUsers: false pod").Evidence("%s", kube.Rejection(err)).Done(""))
 				return
 			}
 			pod, failed := runsOrFails(ctx, f, created.Name)
 			if failed != "" {
 				// The node could not run it: "not supported" when the profile
 				// says so, nonconformant when it declares support.
-				f.Checker.Record(capability.Observation{Capability: capability.UsernsPod, Outcome: capability.Refused,
-					Observed: "the node did not run a hostUsers: false pod", Evidence: failed})
+				f.Checker.Record(capability.Observe(capability.UsernsPod).Outcome(capability.Refused, "the node did not run a hostUsers: false pod").Evidence("%s", failed).Done(""))
 				return
 			}
 			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("targeting", "target"))
