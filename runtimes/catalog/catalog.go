@@ -26,9 +26,9 @@ import (
 
 // Implementation is a CRI implementation, named as its CRI Version answer
 // names itself (VersionResponse.RuntimeName), which is also what a
-// profile's match.runtimeName compares. containerd and CRI-O ("cri-o", an
-// embedded runtime only, with its own configuration in runtimes/embedded)
-// are in the catalog; cri-dockerd ("docker") is to come.
+// profile's match.runtimeName compares. containerd, CRI-O ("cri-o") and
+// cri-dockerd ("docker") are in the catalog; the last two are embedded
+// runtimes only, with their own configuration in runtimes/embedded.
 type Implementation string
 
 // The implementations.
@@ -38,6 +38,10 @@ const (
 	// CriO is CRI-O, which runs its OCI runtime through conmon and pins a
 	// pod's namespaces with pinns.
 	CriO Implementation = "cri-o"
+	// CriDockerd is Mirantis' cri-dockerd in front of a Docker engine; its
+	// Version answer names the runtime "docker" and gives the engine's
+	// version.
+	CriDockerd Implementation = "docker"
 )
 
 // PinnsNote is what every report of a CRI-O run says about its pinns: the
@@ -182,6 +186,11 @@ var Runtimes = []Runtime{
 			BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp},
 			HostNeeds:   []hostdeps.Purpose{hostdeps.Conmon},
 			Note:        PinnsNote}},
+	{Name: "cri-dockerd", Implementation: CriDockerd, Version: builds.CriDockerdVersion, Default: HostRunc, Profile: "cri-dockerd",
+		Embedded: &Embedded{
+			Description: "cri-dockerd " + builds.CriDockerdVersion + " (built from the Go module proxy) in front of a private Docker engine: Debian bookworm's docker.io 20.10 with its containerd 1.6 and runc 1.1",
+			Programs:    []gobuild.Program{builds.CriDockerd},
+			HostNeeds:   []hostdeps.Purpose{hostdeps.DockerEngine}}},
 }
 
 // Lookup finds a runtime of the catalog by name.
