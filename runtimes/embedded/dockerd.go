@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 
 	"github.com/ectest/ectest/kind/host"
@@ -45,16 +46,19 @@ func (l layout) dockerContainerdConfig() string { return l.config() }
 // are links, in the run directory, to the running ectest binary.
 func (l layout) dockerCapWrapper() string { return l.dir + "/" + host.WrapperRuntime }
 
-// dockerRuntimeName is the name daemon.json gives the wrapper; the engine
-// keeps runc's state for it in <exec root>/runtime-<name>, under its
-// containerd namespace (moby), where cleanupDir looks for containers.
+// dockerRuntimeName is the name daemon.json gives the wrapper.
 const dockerRuntimeName = host.WrapperRuntime
 
 // dockerContainerdNamespace is the containerd namespace of the engine.
 const dockerContainerdNamespace = "moby"
 
-func (l layout) dockerRuncRoot() string {
-	return l.dockerExecRoot() + "/runtime-" + dockerRuntimeName + "/" + dockerContainerdNamespace
+// dockerRuncRoots are where the engine has runc keep its containers'
+// state, runtime-<something>/<namespace> in its exec root (Docker 20.10
+// names it runtime-runc for the wrapper too, seen here), where cleanupDir
+// looks for the containers of a dead run.
+func (l layout) dockerRuncRoots() []string {
+	roots, _ := filepath.Glob(l.dockerExecRoot() + "/runtime-*/" + dockerContainerdNamespace)
+	return roots
 }
 
 // dockerDaemonJSON is the engine's configuration (--config-file; the

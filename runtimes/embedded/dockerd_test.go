@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -46,9 +47,6 @@ func TestDockerDaemonJSON(t *testing.T) {
 	if w, _ := rt["ectest-runc"].(map[string]any); w["path"] != l.dir+"/ectest-runc" {
 		t.Errorf("runtimes = %v", cfg["runtimes"])
 	}
-	if got := l.dockerRuncRoot(); got != l.dir+"/exec/runtime-ectest-runc/moby" {
-		t.Errorf("runc root %s", got)
-	}
 	var none map[string]any
 	if err := json.Unmarshal([]byte(dockerDaemonJSON(l, Options{})), &none); err != nil || none["insecure-registries"] != nil {
 		t.Errorf("no registry: %v %v", none["insecure-registries"], err)
@@ -89,5 +87,21 @@ func TestCriDockerdArgs(t *testing.T) {
 		if !strings.Contains(args, want) {
 			t.Errorf("cri-dockerd's command line lacks %s: %s", want, args)
 		}
+	}
+}
+
+// A dead run's containers are found in whatever runtime-* state
+// directory the engine made (runtime-runc for the wrapper, with Docker
+// 20.10).
+func TestDockerRuncRoots(t *testing.T) {
+	l := layout{id: "abc", dir: t.TempDir()}
+	for _, d := range []string{"/exec/runtime-runc/moby", "/exec/runtime-ectest-runc/moby", "/exec/containerd"} {
+		if err := os.MkdirAll(l.dir+d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(l.dockerRuncRoots(), ",")
+	if got != l.dir+"/exec/runtime-ectest-runc/moby,"+l.dir+"/exec/runtime-runc/moby" {
+		t.Errorf("dockerRuncRoots = %s", got)
 	}
 }

@@ -488,8 +488,8 @@ func cleanupDir(l layout) error {
 		}
 	}
 	// cri-dockerd's Docker engine: the containers runc keeps for it.
-	if _, err := os.Stat(l.dockerRuncRoot()); err == nil {
-		errs = append(errs, killRuncContainers(runcOf(l, catalog.HostRunc), l.dockerRuncRoot()))
+	for _, root := range l.dockerRuncRoots() {
+		errs = append(errs, killRuncContainers(runcOf(l, catalog.HostRunc), root))
 	}
 	killProcessesMentioning(l.dir)
 	errs = append(errs, unmountBelow(l.dir))
