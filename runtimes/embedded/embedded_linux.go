@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -489,7 +490,10 @@ func cleanupDir(l layout) error {
 	}
 	// cri-dockerd's Docker engine: the containers runc keeps for it.
 	for _, root := range l.dockerRuncRoots() {
-		errs = append(errs, killRuncContainers(runcOf(l, catalog.HostRunc), root))
+		runc := runcOf(l, catalog.HostRunc)
+		ids := runcContainerIDs(runc, root)
+		errs = append(errs, killRuncContainers(runc, root))
+		errs = append(errs, removeShimSockets(l.socket(), dockerContainerdNamespace, ids))
 	}
 	killProcessesMentioning(l.dir)
 	errs = append(errs, unmountBelow(l.dir))
@@ -550,6 +554,36 @@ func removeNetnsIn(subnet string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// runcContainerIDs lists the containers runc knows in root.
+func runcContainerIDs(bin, root string) []string {
+	out, err := exec.Command(bin, "--root", root, "list", "-q").Output()
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(out))
+}
+
+// removeShimSockets removes the sockets the runc shims of a containerd
+// 1.6 at address kept for the containers ids of namespace ns: they live
+// outside the run directory, in /run/containerd/s, named by the SHA-256 of
+// <address>/<namespace>/<id> (containerd's runtime/v2/shim SocketAddress),
+// and a shim killed outright (a dead run's, swept) leaves its socket.
+func removeShimSockets(address, ns string, ids []string) error {
+	var errs []error
+	for _, id := range ids {
+		path := shimSocket(address, ns, id)
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func shimSocket(address, ns, id string) string {
+	sum := sha256.Sum256([]byte(filepath.Join(address, ns, id)))
+	return "/run/containerd/s/" + hex.EncodeToString(sum[:])
 }
 
 // killRuncContainers kills and deletes the containers runc (or an OCI
