@@ -74,6 +74,9 @@ func TestBuiltinProfiles(t *testing.T) {
 	if p, err := Detect("cri-o", "linux", ""); err != nil || p.Name != "cri-o" {
 		t.Errorf("Detect(cri-o) = %v, %v", p, err)
 	}
+	if p, err := Detect("docker", "linux", ""); err != nil || p.Name != "cri-dockerd" {
+		t.Errorf("Detect(docker) = %v, %v", p, err)
+	}
 	if _, err := Detect("unheard-of", "linux", ""); err == nil || !strings.Contains(err.Error(), "give -profile") {
 		t.Errorf("Detect(unknown) = %v", err)
 	}

@@ -40,6 +40,12 @@ type Program struct {
 	// before building (a copy of it; the module cache is never touched).
 	// An edit whose Old text is missing fails the build.
 	Edits []Edit
+	// Replaces carries the module's go.mod replace directives that name
+	// another module version (not a directory) into the throwaway module:
+	// a dependency's replaces apply only in its own module, and a module
+	// that pins its Kubernetes libraries that way (cri-dockerd, 28 of
+	// them) does not build without them. It enters the cache key.
+	Replaces bool
 }
 
 // Edit replaces Old with New, once, in File (a path inside the module).
@@ -57,6 +63,9 @@ func (p Program) Key() string {
 	}
 	for _, e := range p.Edits {
 		parts = append(parts, e.File, e.Old, e.New)
+	}
+	if p.Replaces {
+		parts = append(parts, "replaces")
 	}
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return parts[0] + "-" + parts[1] + "-" + hex.EncodeToString(h[:])[:12]
@@ -98,6 +107,9 @@ func Build(ctx context.Context, goCmd, cacheRoot string, p Program) (string, err
 		return "", err
 	}
 	modfile := ThrowawayGoMod(p.Module, p.Version, string(gomod))
+	if p.Replaces {
+		modfile += ReplaceBlock(string(gomod))
+	}
 	if len(p.Edits) > 0 {
 		if err := editedCopy(ctx, m.Dir, filepath.Join(work, "mod"), p.Edits); err != nil {
 			return "", fmt.Errorf("%s@%s: %w", p.Module, p.Version, err)
@@ -225,6 +237,39 @@ func SiblingVersion(sibling, version string, required map[string]string) string 
 func pathMajor(path string) string {
 	_, major, _ := module.SplitPathVersion(path)
 	return major
+}
+
+// ModuleReplaces lists a go.mod's replace directives whose target is a
+// module version ("old [version] => new version"), skipping those that
+// name a directory (LocalReplacements' business).
+func ModuleReplaces(goMod string) []string {
+	// Parse, not ParseLax: the lax parser drops replace directives.
+	f, err := modfile.Parse("go.mod", []byte(goMod), nil)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range f.Replace {
+		if r.New.Version == "" {
+			continue // a directory
+		}
+		old := r.Old.Path
+		if r.Old.Version != "" {
+			old += " " + r.Old.Version
+		}
+		out = append(out, old+" => "+r.New.Path+" "+r.New.Version)
+	}
+	return out
+}
+
+// ReplaceBlock is a replace block of ModuleReplaces(goMod), for a
+// throwaway go.mod ("" when there are none).
+func ReplaceBlock(goMod string) string {
+	reps := ModuleReplaces(goMod)
+	if len(reps) == 0 {
+		return ""
+	}
+	return "\nreplace (\n\t" + strings.Join(reps, "\n\t") + "\n)\n"
 }
 
 // ThrowawayGoMod is the go.mod of a module that builds mod at version.

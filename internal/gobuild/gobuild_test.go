@@ -85,3 +85,35 @@ replace (
 		}
 	}
 }
+
+// cri-dockerd's go.mod pins its Kubernetes libraries with replace
+// directives naming module versions; a throwaway module must carry them
+// (and only them: a directory replace is not a module to fetch).
+func TestReplaceBlock(t *testing.T) {
+	gomod := `module github.com/Mirantis/cri-dockerd
+
+require k8s.io/api v0.27.8
+
+replace (
+	k8s.io/api => k8s.io/api v0.29.10
+	k8s.io/cri-api/v1alpha2 => k8s.io/cri-api v0.25.16
+	example.com/local => ./local
+)
+
+replace google.golang.org/grpc/naming v0.1.0 => google.golang.org/grpc v1.29.0
+`
+	got := ReplaceBlock(gomod)
+	want := "\nreplace (\n\tk8s.io/api => k8s.io/api v0.29.10\n\tk8s.io/cri-api/v1alpha2 => k8s.io/cri-api v0.25.16\n\tgoogle.golang.org/grpc/naming v0.1.0 => google.golang.org/grpc v1.29.0\n)\n"
+	if got != want {
+		t.Errorf("ReplaceBlock =\n%s\nwant\n%s", got, want)
+	}
+	if ReplaceBlock("module m\n") != "" {
+		t.Error("a go.mod without replaces gives a block")
+	}
+	p := Program{Module: "m", Package: "m", Version: "v1", Binary: "x", Recipe: "1"}
+	q := p
+	q.Replaces = true
+	if p.Key() == q.Key() {
+		t.Error("Replaces does not enter the key")
+	}
+}

@@ -47,6 +47,10 @@ const (
 	// Conmon: Debian's conmon, the container monitor of the embedded
 	// runtime cri-o (CRI-O runs one per container).
 	Conmon Purpose = "conmon"
+	// DockerEngine: Debian's Docker engine with the containerd and runc it
+	// runs on, for the embedded runtime cri-dockerd, which starts a private
+	// dockerd and containerd of its own (never the system's services).
+	DockerEngine Purpose = "docker-engine"
 	// Browser: Debian's Chromium, for the test that renders matrix.html
 	// headless (make test; the test skips where it is missing).
 	Browser Purpose = "browser"
@@ -62,6 +66,7 @@ var Packages = map[Purpose][]string{
 	CgoSeccomp:       {"gcc", "libc6-dev", "pkg-config", "libseccomp-dev"},
 	Crun:             {"crun"},
 	Conmon:           {"conmon"},
+	DockerEngine:     {"docker.io", "containerd", "runc"},
 	Browser:          {"chromium"},
 }
 

@@ -1,6 +1,6 @@
 // Package builds is the one list of the container-runtime programs ectest
 // builds from the Go module proxy (internal/gobuild): containerd 2.x and
-// 1.7, their runc shims and ctr, runc, CRI-O's crio, and gVisor's runsc
+// 1.7, their runc shims and ctr, runc, CRI-O's crio, cri-dockerd, and gVisor's runsc
 // with its containerd shim, at pinned versions. The embedded runtimes
 // (runtimes/embedded) and the offline kind node image (kind/nodeimage) use
 // the very same programs, so one build cache serves both and both layers
@@ -18,7 +18,11 @@ const (
 	GVisorVersion = "v0.0.0-20260905035102-160fafc42237"
 	RuncVersion   = "v1.5.2"
 	CriOVersion   = "v1.36.3"
-	recipe        = "1"
+	// CriDockerdVersion is the newest cri-dockerd that talks to Debian
+	// bookworm's docker.io 20.10: v0.4.0 refuses engines older than API
+	// 1.42.
+	CriDockerdVersion = "v0.3.17"
+	recipe            = "1"
 )
 
 // Containerd2 is a command of containerd 2.x (containerd,
@@ -44,6 +48,12 @@ var Runc = gobuild.Program{Module: "github.com/opencontainers/runc", Package: "g
 // signatures checked by the pure-Go OpenPGP, OSTree stubbed.
 var CriO = gobuild.Program{Module: "github.com/cri-o/cri-o", Package: "github.com/cri-o/cri-o/cmd/crio", Version: CriOVersion, Binary: "crio",
 	Tags: []string{"seccomp", "exclude_graphdriver_btrfs", "containers_image_openpgp", "containers_image_ostree_stub"}, CGO: true, Recipe: recipe}
+
+// CriDockerd is Mirantis' cri-dockerd, the CRI in front of a Docker
+// engine, built without cgo; its go.mod's replace directives (the
+// Kubernetes libraries it pins) are carried into the throwaway module.
+var CriDockerd = gobuild.Program{Module: "github.com/Mirantis/cri-dockerd", Package: "github.com/Mirantis/cri-dockerd", Version: CriDockerdVersion, Binary: "cri-dockerd",
+	Replaces: true, Recipe: recipe}
 
 // gVisor's runsc and its containerd shim, built without cgo (with cgo every
 // container fails: "fork/exec /proc/self/exe: no such file or directory").

@@ -26,10 +26,11 @@ import (
 
 // Implementation is a CRI implementation, named as its CRI Version answer
 // names itself (VersionResponse.RuntimeName), which is also what a
-// profile's match.runtimeName compares. containerd and CRI-O ("cri-o",
-// with its own configuration in runtimes/embedded and kind/nodeimage)
-// are in the catalog (both as embedded runtimes and kind node runtimes);
-// cri-dockerd ("docker") is to come.
+// profile's match.runtimeName compares. containerd, CRI-O ("cri-o") and
+// cri-dockerd ("docker") are in the catalog: containerd and CRI-O as
+// embedded runtimes and kind node runtimes (CRI-O with its own
+// configuration in runtimes/embedded and kind/nodeimage), cri-dockerd as an
+// embedded runtime only.
 type Implementation string
 
 // The implementations.
@@ -39,6 +40,10 @@ const (
 	// CriO is CRI-O, which runs its OCI runtime through conmon and pins a
 	// pod's namespaces with pinns.
 	CriO Implementation = "cri-o"
+	// CriDockerd is Mirantis' cri-dockerd in front of a Docker engine; its
+	// Version answer names the runtime "docker" and gives the engine's
+	// version.
+	CriDockerd Implementation = "docker"
 )
 
 // PinnsNote is what every report of a CRI-O run says about its pinns: the
@@ -193,6 +198,11 @@ var Runtimes = []Runtime{
 		Node: &Node{Programs: []gobuild.Program{builds.CriO, builds.Runc}, Packages: []string{"conmon", "skopeo"},
 			Description: "CRI-O " + builds.CriOVersion + " with runc " + builds.RuncVersion + " (the embedded cri-o's builds), Debian's conmon; " + PinnsNote,
 			Note:        PinnsNote}},
+	{Name: "cri-dockerd", Implementation: CriDockerd, Version: builds.CriDockerdVersion, Default: HostRunc, Profile: "cri-dockerd",
+		Embedded: &Embedded{
+			Description: "cri-dockerd " + builds.CriDockerdVersion + " (built from the Go module proxy) in front of a private Docker engine: Debian bookworm's docker.io 20.10 with its containerd 1.6 and runc 1.1",
+			Programs:    []gobuild.Program{builds.CriDockerd},
+			HostNeeds:   []hostdeps.Purpose{hostdeps.DockerEngine}}},
 }
 
 // Lookup finds a runtime of the catalog by name.

@@ -29,6 +29,15 @@ func TestCatalog(t *testing.T) {
 			if r.Embedded != nil && (!strings.Contains(r.Embedded.Description, PinnsNote) || r.Embedded.Note != PinnsNote) {
 				t.Errorf("%s: the description and the reports' note must say pinns is the project's stand-in (PinnsNote)", r.Name)
 			}
+		case CriDockerd:
+			// runtimes/embedded renders the Docker engine's daemon.json and
+			// cri-dockerd's command line; the engine runs the host's runc.
+			if r.Node != nil {
+				t.Errorf("%s: cri-dockerd in a kind node image has no configuration renderer yet", r.Name)
+			}
+			if !r.Default.HostBinary || len(r.Handlers) > 0 {
+				t.Errorf("%s: the Docker engine runs the host's runc and no other handler", r.Name)
+			}
 		default:
 			t.Errorf("%s: implementation %q has no configuration renderer yet", r.Name, r.Implementation)
 		}

@@ -79,6 +79,10 @@ type Paths struct {
 var (
 	// Runc is the default handler: runc through containerd's runc shim.
 	Runc = Handler{Name: "runc", Binary: "runc", RuntimeType: "io.containerd.runc.v2", StateDir: "runc", Options: runcOptions}
+	// HostRunc is the host's runc (Debian's, on PATH) through the runc
+	// shim: cri-dockerd's Docker engine runs it (through the wrappers of
+	// runtimes/embedded), never a build of the runtime's.
+	HostRunc = Handler{Name: "runc", Binary: "runc", HostBinary: true, RuntimeType: "io.containerd.runc.v2", StateDir: "runc", Options: runcOptions}
 	// Crun is Debian's crun through the runc shim (the embedded runtime
 	// runs it through its wrapper ectest-crun, see runtimes/embedded/crunwrapper).
 	Crun = Handler{Name: "crun", Binary: "crun", HostBinary: true, RuntimeType: "io.containerd.runc.v2", StateDir: "crun", Options: runcOptions}

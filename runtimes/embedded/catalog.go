@@ -107,16 +107,21 @@ func flavors() []Flavor {
 	return out
 }
 
-// DaemonName is the flavor's CRI daemon: containerd, or crio.
+// DaemonName is the flavor's CRI daemon: containerd, crio or cri-dockerd.
 func (f Flavor) DaemonName() string {
-	if f.Runtime.Implementation == catalog.CriO {
+	switch f.Runtime.Implementation {
+	case catalog.CriO:
 		return "crio"
+	case catalog.CriDockerd:
+		return "cri-dockerd"
 	}
 	return "containerd"
 }
 
 // LogName is the daemon's log in a report directory:
-// embedded-containerd.log, embedded-crio.log.
+// embedded-containerd.log, embedded-crio.log, embedded-cri-dockerd.log
+// (cri-dockerd's Docker engine and its containerd log beside it,
+// embedded-dockerd.log and embedded-dockerd-containerd.log).
 func (f Flavor) LogName() string { return "embedded-" + f.DaemonName() + ".log" }
 
 // LookupFlavor finds a flavor by name.

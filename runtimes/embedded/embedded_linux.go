@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -37,6 +38,17 @@ type Runtime struct {
 	exited chan error
 	// name is the daemon's (containerd, crio), socket its CRI socket.
 	name, socket string
+	// companions are the programs started before the daemon (cri-dockerd's
+	// containerd and Docker engine), in that order; Stop stops them after
+	// it, in the reverse order.
+	companions []*process
+}
+
+// process is a running companion.
+type process struct {
+	name   string
+	cmd    *exec.Cmd
+	exited chan error
 }
 
 // Start sweeps what dead runs left behind, writes a fresh configuration and
@@ -48,9 +60,12 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	var d *daemon
 	var err error
-	if o.Implementation == catalog.CriO {
+	switch o.Implementation {
+	case catalog.CriO:
 		d, err = crioDaemon(o)
-	} else {
+	case catalog.CriDockerd:
+		d, err = criDockerdDaemon(o)
+	default:
 		d, err = containerdDaemon(o)
 	}
 	if err != nil {
@@ -92,14 +107,39 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	if o.LogPath == "" {
 		o.LogPath = filepath.Join(l.dir, d.name+".log")
 	}
-	logFile, err := os.Create(o.LogPath)
+	r := &Runtime{layout: l, opts: o, name: d.name, socket: d.socket(l)}
+	for _, c := range d.companions {
+		logPath := filepath.Join(filepath.Dir(o.LogPath), "embedded-"+c.name+".log")
+		p, err := startProcess(c.name, c.bin, c.args, c.env, logPath)
+		if err != nil {
+			return nil, errors.Join(err, r.Stop())
+		}
+		r.companions = append(r.companions, p)
+		if err := waitCompanion(ctx, p, c, logPath); err != nil {
+			return nil, errors.Join(err, r.Stop())
+		}
+	}
+	p, err := startProcess(d.name, d.bin, d.args, d.env, o.LogPath)
+	if err != nil {
+		return nil, errors.Join(err, r.Stop())
+	}
+	r.cmd, r.exited = p.cmd, p.exited
+	if err := r.waitReady(ctx); err != nil {
+		return nil, errors.Join(err, r.Stop())
+	}
+	return r, nil
+}
+
+// startProcess starts one program of the runtime, its output to logPath.
+func startProcess(name, bin string, args, env []string, logPath string) (*process, error) {
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(d.bin, d.args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), d.env...)
+	cmd.Env = append(os.Environ(), env...)
 	// Own process group: a Ctrl-C at the terminal reaches the suite, which
 	// then tears the runtime down in order. Pdeathsig: if the suite is
 	// killed outright, the runtime does not outlive it (the next run
@@ -111,13 +151,49 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	exited, err := startOnLockedThread(cmd)
 	if err != nil {
-		return nil, fmt.Errorf("embedded runtime: start %s: %w", d.name, err)
+		return nil, fmt.Errorf("embedded runtime: start %s: %w", name, err)
 	}
-	r := &Runtime{layout: l, opts: o, cmd: cmd, exited: exited, name: d.name, socket: d.socket(l)}
-	if err := r.waitReady(ctx); err != nil {
-		return nil, errors.Join(err, r.Stop())
+	return &process{name: name, cmd: cmd, exited: exited}, nil
+}
+
+// waitCompanion waits until c answers (c.ready), failing when it exits
+// first or does not answer within 60s.
+func waitCompanion(ctx context.Context, p *process, c companion, logPath string) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var lastErr error
+	for {
+		select {
+		case err := <-p.exited:
+			p.exited <- err
+			return fmt.Errorf("embedded runtime: %s exited before it was ready (%v); last log lines:\n%s", c.name, err, tail(logPath, 15))
+		default:
+		}
+		if lastErr = c.ready(ctx); lastErr == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("embedded runtime: %s not ready after 60s: %v; last log lines:\n%s", c.name, lastErr, tail(logPath, 15))
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return r, nil
+}
+
+// stop ends p: SIGTERM, then SIGKILL after grace.
+func (p *process) stop(grace time.Duration) {
+	if p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		err := <-p.exited
+		p.exited <- err
+	}
 }
 
 // daemon is what Start runs: one CRI implementation's program, its
@@ -135,6 +211,20 @@ type daemon struct {
 	// prepare fills args, env, dirs and files for the run (with o as
 	// Start completed it); it may set up files of its own.
 	prepare func(l layout, o Options) error
+	// companions are started, in order, before the daemon, each once the
+	// one before answers (cri-dockerd's containerd and Docker engine);
+	// their logs are next to the daemon's, embedded-<name>.log.
+	companions []companion
+}
+
+// companion is a program the daemon needs running first.
+type companion struct {
+	name string
+	bin  string
+	args []string
+	env  []string
+	// ready answers nil once the program serves.
+	ready func(ctx context.Context) error
 }
 
 // containerdDaemon is containerd (o.Containerd, or BinDir's, or PATH's)
@@ -286,17 +376,14 @@ func (r *Runtime) Stop() error {
 	var errs []error
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := removeAllSandboxes(ctx, r.Endpoint()); err != nil {
-		errs = append(errs, err)
-	}
-	if r.cmd.Process != nil {
-		_ = r.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-r.exited:
-		case <-time.After(10 * time.Second):
-			_ = r.cmd.Process.Kill()
-			<-r.exited
+	if r.cmd != nil {
+		if err := removeAllSandboxes(ctx, r.Endpoint()); err != nil {
+			errs = append(errs, err)
 		}
+		(&process{name: r.name, cmd: r.cmd, exited: r.exited}).stop(10 * time.Second)
+	}
+	for i := len(r.companions) - 1; i >= 0; i-- {
+		r.companions[i].stop(15 * time.Second)
 	}
 	if err := cleanupDir(r.layout); err != nil {
 		errs = append(errs, err)
@@ -430,6 +517,13 @@ func cleanupDir(l layout) error {
 			errs = append(errs, killRuncContainers(h.Binary, root+"/"+namespaceK8s))
 		}
 	}
+	// cri-dockerd's Docker engine: the containers runc keeps for it.
+	for _, root := range l.dockerRuncRoots() {
+		runc := runcOf(l, catalog.HostRunc)
+		ids := runcContainerIDs(runc, root)
+		errs = append(errs, killRuncContainers(runc, root))
+		errs = append(errs, removeShimSockets(l.socket(), dockerContainerdNamespace, ids))
+	}
 	killProcessesMentioning(l.dir)
 	errs = append(errs, unmountBelow(l.dir))
 	bridge, subnet := l.network()
@@ -489,6 +583,36 @@ func removeNetnsIn(subnet string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// runcContainerIDs lists the containers runc knows in root.
+func runcContainerIDs(bin, root string) []string {
+	out, err := exec.Command(bin, "--root", root, "list", "-q").Output()
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(out))
+}
+
+// removeShimSockets removes the sockets the runc shims of a containerd
+// 1.6 at address kept for the containers ids of namespace ns: they live
+// outside the run directory, in /run/containerd/s, named by the SHA-256 of
+// <address>/<namespace>/<id> (containerd's runtime/v2/shim SocketAddress),
+// and a shim killed outright (a dead run's, swept) leaves its socket.
+func removeShimSockets(address, ns string, ids []string) error {
+	var errs []error
+	for _, id := range ids {
+		path := shimSocket(address, ns, id)
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func shimSocket(address, ns, id string) string {
+	sum := sha256.Sum256([]byte(filepath.Join(address, ns, id)))
+	return "/run/containerd/s/" + hex.EncodeToString(sum[:])
 }
 
 // killRuncContainers kills and deletes the containers runc (or an OCI

@@ -23,6 +23,8 @@ func TestBuiltinFilesParseAndMatch(t *testing.T) {
 		{capability.RuntimeInfo{Name: "containerd", Version: "1.6.20~ds1"}, "builtin:containerd-1.6.yaml"},
 		{capability.RuntimeInfo{Name: "cri-o", Version: "1.34.0"}, ""},
 		{capability.RuntimeInfo{Name: "cri-o", Version: "1.36.3", Handler: "default"}, "builtin:cri-o.yaml"},
+		{capability.RuntimeInfo{Name: "docker", Version: "20.10.24+dfsg1", Handler: "default"}, "builtin:cri-dockerd.yaml"},
+		{capability.RuntimeInfo{Name: "docker", Version: "29.4.1", Handler: "default"}, ""},
 	} {
 		got := ""
 		if f := For(files, c.rt); f != nil {
