@@ -216,10 +216,29 @@ func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sa
 		ginkgo.DeferCleanup(f.removeSandbox, resp.PodSandboxId)
 	}
 	if err != nil {
+		notInterrupted(ctx, "RunPodSandbox", err)
 		return nil, err
 	}
 	return &Sandbox{ID: resp.PodSandboxId, Config: cfg}, nil
 }
+
+// notInterrupted fails the spec as interrupted, not judged, when a runtime
+// call failed after the spec's own context ended (Ctrl-C, a spec timeout):
+// the runtime was cut off (or torn down with the run), so its error is no
+// answer, and a spec that judges refusals would otherwise record it as the
+// runtime's refusal (a warm rehearsal's SIGINT case once read "userns-pod
+// nonconformant" from one). Every Try* call goes through here, so no spec
+// can judge such an error.
+func notInterrupted(ctx context.Context, call string, err error) {
+	ginkgo.GinkgoHelper()
+	if ctx.Err() != nil {
+		ginkgo.Fail(fmt.Sprintf("%s%s failed after the spec was cut off (%v): %s", InterruptedPrefix, call, context.Cause(ctx), StatusText(err)))
+	}
+}
+
+// InterruptedPrefix starts the failure of a spec whose runtime call was
+// cut off by the spec's own end: nothing was judged.
+const InterruptedPrefix = "interrupted, not judged: "
 
 // RunSandbox is TryRunSandbox for specs that need the sandbox.
 func (f *Framework) RunSandbox(ctx context.Context, opts SandboxOptions) *Sandbox {
@@ -451,6 +470,7 @@ func (f *Framework) TryCreateContainer(ctx context.Context, sb *Sandbox, opts Co
 		ginkgo.DeferCleanup(f.removeContainer, resp.ContainerId)
 	}
 	if err != nil {
+		notInterrupted(ctx, "CreateContainer", err)
 		return nil, err
 	}
 	return &Container{ID: resp.ContainerId, Name: opts.Name, Sandbox: sb, Config: cfg, NotSent: notSent}, nil
@@ -466,6 +486,7 @@ func (f *Framework) TryStartContainer(ctx context.Context, sb *Sandbox, opts Con
 	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.RuntimeCall)
 	defer cancel()
 	if _, err := f.Runtime.Runtime.StartContainer(cctx, &runtimeapi.StartContainerRequest{ContainerId: c.ID}); err != nil {
+		notInterrupted(ctx, "StartContainer", err)
 		return c, err
 	}
 	return c, nil
