@@ -60,6 +60,8 @@ code=$?
 echo "exit code $code; $(tail -n 1 "$out/registry-down.log")"
 down="$out/registry-down=$code"
 
+# The interrupt self-test runs every CRI implementation: cri-dockerd too.
+$go run ./cmd/ectest-install cri-dockerd || exit 3
 echo "=== self-test of the reports"
 ECTEST_SELFTEST_RUNS_TMPDIR="$runtmp" ECTEST_SELFTEST_REGISTRY_DOWN_RUN="$down" ECTEST_SELFTEST_RUNS="$runs" $go test -count=1 -v ./suites/selftest 2>&1 | tee "$out/selftest.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)'
 exit "${PIPESTATUS[0]}"

@@ -14,23 +14,45 @@ import (
 )
 
 // Ctrl-C in the middle of a run, while a spec's sandbox exists, must leave
-// no sandbox, container, containerd process or runtime state behind.
+// nothing of the runtime behind: no sandbox, container, runtime process,
+// state directory, mount, network interface, network namespace file or
+// iptables rule. Checked for each CRI implementation: the default embedded
+// containerd, CRI-O (conmon, pinns' namespace files, its attach directory)
+// and cri-dockerd (a private dockerd and containerd).
 func TestInterruptLeavesNothingBehind(t *testing.T) {
 	runs(t) // needs the host set up for the embedded runtime, as make test does
 	bin := suiteBinary(t, "cri")
-	// Ctrl-C once a spec has a sandbox running in the embedded runtime.
-	out := interruptRun(t, []string{bin, "-ginkgo.focus=PID namespaces", "-ginkgo.v", "-report-dir=" + t.TempDir()}, true, func() bool {
-		socks, _ := filepath.Glob("/var/lib/ectest/embedded/*/containerd.sock")
-		for _, s := range socks {
-			if sandboxes(s) > 0 {
-				return true
-			}
+	for _, rt := range []struct{ name, socket string }{
+		{"", "containerd.sock"},
+		{"cri-o", "crio.sock"},
+		{"cri-dockerd", "cri-dockerd.sock"},
+	} {
+		name := rt.name
+		if name == "" {
+			name = "default"
 		}
-		return false
-	}, "a sandbox of the run", 4*time.Minute, 3*time.Minute)
-	checkNoEmbeddedLeft(t)
-	if t.Failed() {
-		t.Logf("suite output:\n%s", out.String())
+		t.Run(name, func(t *testing.T) {
+			before := takeHostSnapshot(t)
+			argv := []string{bin, "-ginkgo.focus=PID namespaces", "-ginkgo.v", "-report-dir=" + t.TempDir()}
+			if rt.name != "" {
+				argv = append(argv, "-runtime="+rt.name)
+			}
+			// Ctrl-C once a spec has a sandbox running in the embedded runtime.
+			out := interruptRun(t, argv, true, func() bool {
+				socks, _ := filepath.Glob("/var/lib/ectest/embedded/*/" + rt.socket)
+				for _, s := range socks {
+					if sandboxes(s) > 0 {
+						return true
+					}
+				}
+				return false
+			}, "a sandbox of the run", 4*time.Minute, 3*time.Minute)
+			checkNoEmbeddedLeft(t)
+			checkHostLeft(t, before)
+			if t.Failed() {
+				t.Logf("suite output:\n%s", out.String())
+			}
+		})
 	}
 }
 
