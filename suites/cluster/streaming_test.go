@@ -78,10 +78,21 @@ func streamAttach(ctx SpecContext, at placement) {
 	// Attach is what this spec observes: its failure is the capability's.
 	b := capability.Observe(capability.Attach)
 	err := f.AttachTo(ctx, pod.Name, "debugger", r, true, out, nil)
+	answered := strings.Contains(out.String(), "attach-42-"+f.Token)
 	b.Evidence("attach with a TTY: err %v; the shell wrote:\n%s", err, out.String())
-	if err != nil {
+	// What the session does once the client closed stdin after the answer
+	// is the runtime's own: containerd ends it and leaves the shell
+	// running (internal/cri/io/container_io.go Attach), CRI-O keeps it
+	// open until the shell's output ends (conmon closes only its copy of
+	// the terminal's fd), so the client's timeout ends it. No requirement
+	// says which (the CRI layer judges the same way): the answer decides,
+	// and a session that had to be cut is evidence, not a deviation.
+	switch {
+	case err != nil && !answered:
 		b.Problem("attach through the API server failed: %v", err)
+	case err != nil:
+		b.Evidence("the session stayed open after the client closed stdin until the client's timeout ended it (%v)", err)
 	}
-	b.Check(strings.Contains(out.String(), "attach-42-"+f.Token), "the shell's answer (attach-42-%s) is missing", f.Token)
+	b.Check(answered, "the shell's answer (attach-42-%s) is missing", f.Token)
 	f.Checker.Record(b.Done("interactive shell answered through the API server"))
 }
