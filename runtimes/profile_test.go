@@ -175,7 +175,7 @@ func TestDetectWindowsByBuild(t *testing.T) {
 		"pid-container": "not-applicable", "pid-pod": "not-applicable", "pid-node": "not-applicable", "pid-target": "not-applicable",
 		"pid-target-pod": "not-applicable", "target-id-validation": "not-applicable", "ipc-pod": "not-applicable", "ipc-node": "not-applicable",
 		"proc-root-fs": "not-applicable", "ptrace-rules": "not-applicable", "story-ops": "not-applicable",
-		"userns-pod": "not-applicable", "userns-validation": "not-applicable",
+		"userns-pod": "not-applicable", "userns-validation": "not-applicable", "userns-node": "not-applicable",
 	}), "os: windows\n", "os: windows\nmatch:\n  runtimeName: containerd\n  windowsRelease: ltsc2030\n", 1)
 	if _, err := Parse([]byte(bad), "t"); err == nil || !strings.Contains(err.Error(), `unknown Windows release "ltsc2030"`) {
 		t.Errorf("unknown release: %v", err)

@@ -71,6 +71,7 @@ const (
 	HostProcessRules   Name = "hostprocess-rules"
 	UsernsPod          Name = "userns-pod"
 	UsernsValidation   Name = "userns-validation"
+	UsernsNode         Name = "userns-node"
 )
 
 var all = []Definition{
@@ -106,6 +107,10 @@ var all = []Definition{
 	// a container silently placed elsewhere. Required: a runtime without
 	// user namespaces refuses these too.
 	{UsernsValidation, "a container of a user-namespace sandbox asking for user namespace mode TARGET or CONTAINER, or for maps other than its sandbox's, is refused", []string{"CRI-4"}, true, linuxOnly, onWindows},
+	// Mode NODE is what the kubelet sends for every pod of hostUsers: true
+	// (the default): a runtime with or without user namespaces keeps such
+	// a sandbox's containers in the node's. Required.
+	{UsernsNode, "in a sandbox whose user namespace is mode NODE (the kubelet's request for hostUsers: true), a TARGET debug container asking for NODE stays in the node's user namespace with the node's identity maps", []string{"CRI-2"}, true, linuxOnly, onWindows},
 }
 
 // onlyAt: capabilities judged at one layer only. The HostProcess rules are
@@ -117,6 +122,7 @@ var onlyAt = map[Name]Layer{
 	// The kubelet sends every container its pod's user namespace (one
 	// hostUsers per pod): nothing a cluster accepts asks for another.
 	UsernsValidation: LayerCRI,
+	UsernsNode:       LayerCRI,
 }
 
 // OnlyAt is the one layer a capability is judged at ("" for every layer).
