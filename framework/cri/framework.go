@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -114,6 +115,27 @@ func PodUserns(host, size uint32) *runtimeapi.UserNamespace {
 		return []*runtimeapi.IDMapping{{HostId: host, ContainerId: 0, Length: size}}
 	}
 	return &runtimeapi.UserNamespace{Mode: runtimeapi.NamespaceMode_POD, Uids: m(), Gids: m()}
+}
+
+// The user namespaces the specs ask for: container IDs 0..65535 on a range
+// of 65536 host IDs of the spec's own, UIDs and GIDs alike, from 100000 up.
+// The kubelet gives every pod a range of its own (hostUsers: false); specs
+// sharing one would also share a runtime's remapped image snapshots
+// (containerd 1.7 then fails concurrent creations with AlreadyExists).
+const (
+	usernsHost   = 100000
+	usernsSize   = 65536
+	usernsRanges = 1000
+)
+
+// SpecUserns is a POD-mode user namespace on the spec's own range;
+// shift picks a neighbouring one (another spec's, for a request that
+// must not be its sandbox's).
+func (f *Framework) SpecUserns(shift uint32) *runtimeapi.UserNamespace {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(f.Token))
+	k := (h.Sum32() + shift) % usernsRanges
+	return PodUserns(usernsHost+k*usernsSize, usernsSize)
 }
 
 // NodeUserns is the node's user namespace (hostUsers: true, sent

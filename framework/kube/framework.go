@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -443,4 +444,24 @@ func PIDOf(procs []cri.Process, marker string) int {
 		}
 	}
 	return 0
+}
+
+// RequireKubelet skips, as not applicable with the release, when the
+// spec's node runs a kubelet older than minimum (what: the feature).
+func (f *Framework) RequireKubelet(ctx context.Context, minimum, what string) {
+	ginkgo.GinkgoHelper()
+	if f.Node == "" {
+		return
+	}
+	n, err := f.Client.CoreV1().Nodes().Get(ctx, f.Node, metav1.GetOptions{})
+	if err != nil {
+		f.Checker.Fail(fmt.Sprintf("read node %s: %v", f.Node, err))
+	}
+	got, err := version.ParseGeneric(n.Status.NodeInfo.KubeletVersion)
+	if err != nil {
+		return
+	}
+	if !got.AtLeast(version.MustParseGeneric(minimum)) {
+		ginkgo.Skip(fmt.Sprintf("not applicable: node %s runs kubelet %s, and %s from %s on", f.Node, n.Status.NodeInfo.KubeletVersion, what, minimum))
+	}
 }

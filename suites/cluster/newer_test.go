@@ -32,7 +32,7 @@ var _ = Describe("Newer pod features and ephemeral containers", framework.Label(
 		framework.Label(string(capability.PIDTarget), framework.LabelPID, framework.LabelLinuxOnly, framework.MinimumKubeletVersion(sidecarMinKubelet)), func(ctx SpecContext) {
 			f := newFramework(ctx, capability.PIDTarget)
 			framework.SkipOnWindows(env.Runtime.OS)
-			requireKubelet(ctx, f, sidecarMinKubelet, "sidecar containers (restartable init containers) are on by default")
+			f.RequireKubelet(ctx, sidecarMinKubelet, "sidecar containers (restartable init containers) are on by default")
 			always := corev1.ContainerRestartPolicyAlways
 			sidecar := f.TargetContainer("sidecar", 8081)
 			sidecar.RestartPolicy = &always
@@ -59,7 +59,7 @@ var _ = Describe("Newer pod features and ephemeral containers", framework.Label(
 				Skip(fmt.Sprintf("not applicable: server %s; pods' status.observedGeneration is GA from Kubernetes 1.35 (KEP-5067)", env.ServerVersion))
 			}
 			f := newFramework(ctx)
-			requireKubelet(ctx, f, observedGenerationMinKubelet, "the kubelet reports status.observedGeneration")
+			f.RequireKubelet(ctx, observedGenerationMinKubelet, "the kubelet reports status.observedGeneration")
 			pod := f.RunPod(ctx, targetPod(f))
 			got, err := f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer("debugger", ""))
 			Expect(err).NotTo(HaveOccurred(), kube.Rejection(err))

@@ -14,7 +14,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -38,7 +37,7 @@ var _ = Describe("User namespaces through the kubelet", framework.Label(framewor
 		framework.Label(string(capability.UsernsPod), framework.LabelPID, framework.LabelFilesystem), func(ctx SpecContext) {
 			f := newFramework(ctx, capability.UsernsPod)
 			framework.SkipOnWindows(env.Runtime.OS)
-			requireKubelet(ctx, f, usernsMinKubelet, "user namespaces (hostUsers: false) are on by default")
+			f.RequireKubelet(ctx, usernsMinKubelet, "user namespaces (hostUsers: false) are on by default")
 			no := false
 			created, err := f.CreatePod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.HostUsers = &no }))
 			if err != nil {
@@ -112,26 +111,6 @@ var _ = Describe("User namespaces through the kubelet", framework.Label(framewor
 			f.Checker.Record(b.Done("the pod's user namespace and maps in both ephemeral containers; the target's files read through /proc/<pid>/root"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
-
-// requireKubelet skips, as not applicable with the release, when the
-// spec's node runs a kubelet older than minimum (what: the feature).
-func requireKubelet(ctx context.Context, f *kube.Framework, minimum, what string) {
-	GinkgoHelper()
-	if f.Node == "" {
-		return
-	}
-	n, err := f.Client.CoreV1().Nodes().Get(ctx, f.Node, metav1.GetOptions{})
-	if err != nil {
-		f.Checker.Fail(fmt.Sprintf("read node %s: %v", f.Node, err))
-	}
-	got, err := version.ParseGeneric(n.Status.NodeInfo.KubeletVersion)
-	if err != nil {
-		return
-	}
-	if !got.AtLeast(version.MustParseGeneric(minimum)) {
-		Skip(fmt.Sprintf("not applicable: node %s runs kubelet %s, and %s from %s on", f.Node, n.Status.NodeInfo.KubeletVersion, what, minimum))
-	}
-}
 
 // runsOrFails waits until the pod runs, or until the node says it cannot
 // run it: a container waiting for a reason other than creation, or a

@@ -3,7 +3,6 @@ package cri_test
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"strings"
 
 	"github.com/ectest/ectest/framework"
@@ -15,27 +14,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// The user namespaces the specs ask for: container IDs 0..65535 on a range
-// of 65536 host IDs of the spec's own, UIDs and GIDs alike, from 100000 up.
-// The kubelet gives every pod a range of its own (hostUsers: false); specs
-// sharing one would also share a runtime's remapped image snapshots
-// (containerd 1.7 then fails concurrent creations with AlreadyExists).
-const (
-	usernsHost   = 100000
-	usernsSize   = 65536
-	usernsRanges = 1000
-)
-
-// specUserns is a POD-mode user namespace on the spec's own range;
-// shift picks a neighbouring one (another spec's, for a request that
-// must not be its sandbox's).
-func specUserns(f *cri.Framework, shift uint32) *runtimeapi.UserNamespace {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(f.Token))
-	k := (h.Sum32() + shift) % usernsRanges
-	return cri.PodUserns(usernsHost+k*usernsSize, usernsSize)
-}
-
 // KEP-127's user namespaces as Kubernetes 1.36 runs them: the kubelet sends
 // the pod's UsernsOptions (POD, with the pod's maps) to the sandbox and to
 // every container, ephemeral ones included (cri.Framework does the same).
@@ -45,7 +23,7 @@ func specUserns(f *cri.Framework, shift uint32) *runtimeapi.UserNamespace {
 var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framework.LabelSecurity, framework.LabelLinuxOnly), func() {
 	It("a debug container targeting a container of a user-namespace sandbox lands in the sandbox's user namespace with its maps, and reads the target's files through /proc/<pid>/root [CRI-2] [CRI-6]", framework.Label(string(capability.UsernsPod), framework.LabelPID, framework.LabelFilesystem), func(ctx SpecContext) {
 		f := newFramework(capability.UsernsPod)
-		userns := specUserns(f, 0)
+		userns := f.SpecUserns(0)
 		wantUID, wantGID := cri.IDMapText(userns.Uids), cri.IDMapText(userns.Gids)
 		// A runtime that cannot run user-namespace pods must say so with an
 		// error at create: "not supported" with the runtime's own words,
@@ -186,8 +164,8 @@ var _ = Describe("User namespace requests a runtime must refuse", framework.Labe
 		func(ctx SpecContext, what string, mutate func(u, other *runtimeapi.UserNamespace)) {
 			f := newFramework(capability.UsernsValidation)
 			b := capability.Observe(capability.UsernsValidation).Case(what)
-			sandbox := specUserns(f, 0)
-			other := specUserns(f, 1)
+			sandbox := f.SpecUserns(0)
+			other := f.SpecUserns(1)
 			sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{Userns: sandbox})
 			if err != nil {
 				// Without user namespaces there is no container to ask for:
@@ -250,7 +228,7 @@ const identityMap = "0 0 4294967295"
 var _ = Describe("User namespace mode NODE", framework.Label(framework.LabelCRI, framework.LabelSecurity, framework.LabelLinuxOnly), func() {
 	It("a TARGET debug container of a sandbox in the node's user namespace (mode NODE, as the kubelet sends for hostUsers: true) stays in the node's user namespace, with its identity maps [CRI-2]", framework.Label(string(capability.UsernsNode), framework.LabelPID), func(ctx SpecContext) {
 		f := newFramework(capability.UsernsNode)
-		node := &runtimeapi.UserNamespace{Mode: runtimeapi.NamespaceMode_NODE}
+		node := cri.NodeUserns()
 		b := capability.Observe(capability.UsernsNode).Evidence("asked for: user namespace NODE (sandbox, target and debug container alike, as the kubelet sends them)")
 		sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{Userns: node})
 		if err != nil {
