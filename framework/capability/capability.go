@@ -122,7 +122,10 @@ var onlyAt = map[Name]Layer{
 	// The kubelet sends every container its pod's user namespace (one
 	// hostUsers per pod): nothing a cluster accepts asks for another.
 	UsernsValidation: LayerCRI,
-	UsernsNode:       LayerCRI,
+	// At the cluster layer every ordinary pod is a NODE request, and no
+	// cluster spec singles one out for a user-namespace judgement yet: the
+	// CRI layer asks for NODE explicitly and judges where it lands.
+	UsernsNode: LayerCRI,
 }
 
 // OnlyAt is the one layer a capability is judged at ("" for every layer).

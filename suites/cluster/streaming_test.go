@@ -1,6 +1,8 @@
 package cluster_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"strings"
 	"time"
@@ -90,8 +92,10 @@ func streamAttach(ctx SpecContext, at placement) {
 	switch {
 	case err != nil && !answered:
 		b.Problem("attach through the API server failed: %v", err)
-	case err != nil:
+	case errors.Is(err, context.DeadlineExceeded):
 		b.Evidence("the session stayed open after the client closed stdin until the client's timeout ended it (%v)", err)
+	case err != nil:
+		b.Evidence("the session ended with an error after the shell answered: %v", err)
 	}
 	b.Check(answered, "the shell's answer (attach-42-%s) is missing", f.Token)
 	f.Checker.Record(b.Done("interactive shell answered through the API server"))

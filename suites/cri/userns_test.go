@@ -72,18 +72,15 @@ var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framewor
 			uid := oracle.NormalizeMap(f.MustExec(ctx, dbg, "cat", "/proc/self/uid_map"))
 			gid := oracle.NormalizeMap(f.MustExec(ctx, dbg, "cat", "/proc/self/gid_map"))
 			b.Evidence("in the debug container: /proc/self/ns/user %s, uid_map %q, gid_map %q", link, uid, gid)
-			maps := []struct{ name, uid, gid string }{{"debug container", uid, gid}}
+			maps := []namedMaps{{"debug container", uid, gid}}
 			if infoErr != nil {
 				b.Problem("the target did not answer the debug container in its own sandbox, so its user namespace cannot be compared from inside: %v", infoErr)
 			} else {
 				b.Evidence("the target's /info: user namespace %s, uid_map %q, gid_map %q", info.Namespaces["user"], oracle.NormalizeMap(info.UIDMap), oracle.NormalizeMap(info.GIDMap))
 				b.Check(link == info.Namespaces["user"], "the debug container's user namespace %s is not the target's %s", link, info.Namespaces["user"])
-				maps = append(maps, struct{ name, uid, gid string }{"target", oracle.NormalizeMap(info.UIDMap), oracle.NormalizeMap(info.GIDMap)})
+				maps = append(maps, namedMaps{"target", oracle.NormalizeMap(info.UIDMap), oracle.NormalizeMap(info.GIDMap)})
 			}
-			for _, m := range maps {
-				b.Check(m.uid == wantUID, "the %s's uid_map is %q, not the %q asked for", m.name, m.uid, wantUID)
-				b.Check(m.gid == wantGID, "the %s's gid_map is %q, not the %q asked for", m.name, m.gid, wantGID)
-			}
+			checkMaps(b, wantUID, wantGID, "asked for", maps...)
 		} else {
 			d, t := own[0], tgt[0]
 			b.Evidence("from the node's /proc: debug %s: %s\ntarget %s: %s", d, d.UserNS(), t, t.UserNS())
@@ -102,13 +99,7 @@ var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framewor
 			} else {
 				b.Evidence("the node's user namespace is unknown here (%s): the maps decide", f.Outside().NoNode)
 			}
-			for _, p := range []struct {
-				name string
-				proc oracle.Process
-			}{{"debug container", d}, {"target", t}} {
-				b.Check(p.proc.UIDMap == wantUID, "the %s's uid_map is %q, not the %q asked for", p.name, p.proc.UIDMap, wantUID)
-				b.Check(p.proc.GIDMap == wantGID, "the %s's gid_map is %q, not the %q asked for", p.name, p.proc.GIDMap, wantGID)
-			}
+			checkMaps(b, wantUID, wantGID, "asked for", namedMaps{"debug container", d.UIDMap, d.GIDMap}, namedMaps{"target", t.UIDMap, t.GIDMap})
 			b.Evidence("UIDs on the node (real effective saved fs): debug %q, target %q", d.UID, t.UID)
 		}
 		// CRI-2 under a user namespace: exactly the target's processes.
@@ -219,31 +210,51 @@ func unmatchedUIDRead(ctx context.Context, f *cri.Framework, sb *cri.Sandbox, ta
 	return fmt.Sprintf("with unmatched UIDs (debug as UID 1000 without CAP_SYS_PTRACE, target as 0): %s refused: %s", path, strings.TrimSpace(r.Stderr))
 }
 
-// identityMap is the node's own uid_map and gid_map, normalized.
+// identityMap is the uid_map and gid_map of the initial user namespace,
+// normalized: what the node's are unless the node itself runs in a user
+// namespace (then its own maps, read from its reference process, decide).
 const identityMap = "0 0 4294967295"
+
+// namedMaps are one process's id maps, for checkMaps.
+type namedMaps struct{ name, uid, gid string }
+
+// checkMaps records a problem for every map that is not the one wanted
+// (what: where the wanted maps come from, for the message).
+func checkMaps(b *capability.Builder, wantUID, wantGID, what string, maps ...namedMaps) {
+	for _, m := range maps {
+		b.Check(m.uid == wantUID, "the %s's uid_map is %q, not the %q %s", m.name, m.uid, wantUID, what)
+		b.Check(m.gid == wantGID, "the %s's gid_map is %q, not the %q %s", m.name, m.gid, wantGID, what)
+	}
+}
 
 // Mode NODE is what the kubelet sends for a pod of hostUsers: true, the
 // default: whatever a runtime does with user namespaces, such a sandbox's
-// containers, debug containers included, stay in the node's.
+// containers, debug containers included, stay in the node's. Refusing it
+// is refusing every ordinary pod: nonconformant (the capability is
+// required).
 var _ = Describe("User namespace mode NODE", framework.Label(framework.LabelCRI, framework.LabelSecurity, framework.LabelLinuxOnly), func() {
 	It("a TARGET debug container of a sandbox in the node's user namespace (mode NODE, as the kubelet sends for hostUsers: true) stays in the node's user namespace, with its identity maps [CRI-2]", framework.Label(string(capability.UsernsNode), framework.LabelPID), func(ctx SpecContext) {
 		f := newFramework(capability.UsernsNode)
 		node := cri.NodeUserns()
-		b := capability.Observe(capability.UsernsNode).Evidence("asked for: user namespace NODE (sandbox, target and debug container alike, as the kubelet sends them)")
 		sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{Userns: node})
 		if err != nil {
-			f.Checker.Record(b.Outcome(cri.JudgeRefusal(false, err, usernsTerms...)).Evidence("%s", cri.StatusText(err)).Done(""))
+			f.Checker.Record(cri.RefusalObservation(capability.UsernsNode, false, err, usernsTerms...))
 			return
 		}
 		target, err := f.TryStartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		if err != nil {
-			f.Checker.Record(b.Outcome(cri.JudgeRefusal(true, err, usernsTerms...)).Evidence("%s", cri.StatusText(err)).Done(""))
+			f.Checker.Record(cri.RefusalObservation(capability.UsernsNode, true, err, usernsTerms...))
 			return
 		}
 		dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID, Userns: node})
 		if err != nil {
-			f.Checker.Record(b.Outcome(cri.JudgeRefusal(dbg != nil, err, usernsTerms...)).Evidence("%s", cri.StatusText(err)).Done(""))
+			f.Checker.Record(cri.RefusalObservation(capability.UsernsNode, dbg != nil, err, usernsTerms...))
 			return
+		}
+		b := capability.Observe(capability.UsernsNode).Evidence("asked for: user namespace NODE (sandbox, target and debug container alike, as the kubelet sends them)")
+		wantUID, wantGID, what := identityMap, identityMap, "of the initial user namespace (the node's reference process is unknown here)"
+		if n := f.Outside().Node; n != nil && n.UIDMap != "" {
+			wantUID, wantGID, what = n.UIDMap, n.GIDMap, "the node's"
 		}
 		own, err := f.Own(dbg)
 		if err != nil {
@@ -255,31 +266,32 @@ var _ = Describe("User namespace mode NODE", framework.Label(framework.LabelCRI,
 		}
 		if len(own) == 0 || len(tgt) == 0 {
 			// Not visible from here (a kernel of its own, as gVisor's
-			// Sentry): the maps read inside decide.
+			// Sentry): the maps read inside decide, the debug container's
+			// and the target's (from its /info).
 			b.Evidence("%s", cri.InsideNote)
 			uid := oracle.NormalizeMap(f.MustExec(ctx, dbg, "cat", "/proc/self/uid_map"))
 			gid := oracle.NormalizeMap(f.MustExec(ctx, dbg, "cat", "/proc/self/gid_map"))
 			b.Evidence("in the debug container: uid_map %q, gid_map %q", uid, gid)
-			b.Check(uid == identityMap && gid == identityMap, "the debug container's maps are uid %q, gid %q, not the node's identity %q", uid, gid, identityMap)
-			f.Checker.Record(b.Done("the node's identity maps, seen from inside"))
+			maps := []namedMaps{{"debug container", uid, gid}}
+			if info, err := f.TryTargetInfoFrom(ctx, dbg, target.Port); err != nil {
+				b.Problem("the target did not answer the debug container in its own sandbox, so its maps cannot be read from inside: %v", err)
+			} else {
+				maps = append(maps, namedMaps{"target", oracle.NormalizeMap(info.UIDMap), oracle.NormalizeMap(info.GIDMap)})
+			}
+			checkMaps(b, identityMap, identityMap, "of the initial user namespace (seen from inside a kernel of the sandbox's own)", maps...)
+			f.Checker.Record(b.Done("identity maps, seen from inside"))
 			return
 		}
 		d, t := own[0], tgt[0]
 		b.Evidence("from the node's /proc: debug %s: %s\ntarget %s: %s", d, d.UserNS(), t, t.UserNS())
 		if host, ok := f.Outside().NodeLink(oracle.User); ok {
-			b.Evidence("the node's user namespace %s (%s)", host, f.Outside().Node.How)
+			b.Evidence("the node's user namespace %s, uid_map %q (%s)", host, wantUID, f.Outside().Node.How)
 			b.Check(d.Namespaces[oracle.User] == host, "the debug container is in user namespace %s, not the node's %s", d.Namespaces[oracle.User], host)
 			b.Check(t.Namespaces[oracle.User] == host, "the target is in user namespace %s, not the node's %s", t.Namespaces[oracle.User], host)
 		} else {
 			b.Evidence("the node's user namespace is unknown here (%s): the maps decide", f.Outside().NoNode)
 		}
-		for _, p := range []struct {
-			name string
-			proc oracle.Process
-		}{{"debug container", d}, {"target", t}} {
-			b.Check(p.proc.UIDMap == identityMap, "the %s's uid_map is %q, not the node's identity %q", p.name, p.proc.UIDMap, identityMap)
-			b.Check(p.proc.GIDMap == identityMap, "the %s's gid_map is %q, not the node's identity %q", p.name, p.proc.GIDMap, identityMap)
-		}
-		f.Checker.Record(b.Done("the node's user namespace and identity maps, debug container and target alike"))
+		checkMaps(b, wantUID, wantGID, what, namedMaps{"debug container", d.UIDMap, d.GIDMap}, namedMaps{"target", t.UIDMap, t.GIDMap})
+		f.Checker.Record(b.Done("the node's user namespace and maps, debug container and target alike"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })

@@ -31,6 +31,9 @@ func TestBadRuntimeConfigurationIsRunError(t *testing.T) {
 			cmd.Dir = t.TempDir()
 			cmd.Env = append(os.Environ(), "PATH="+path)
 			out, err := cmd.CombinedOutput()
+			if cmd.ProcessState == nil {
+				t.Fatalf("the suite binary did not start: %v", err)
+			}
 			code := cmd.ProcessState.ExitCode()
 			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 			last := lines[len(lines)-1]
