@@ -44,11 +44,15 @@ var _ = Describe("Pod Security relaxations for user-namespace pods", framework.L
 	// reach them; the controls are the same containers in a pod of the
 	// node's user namespace. Admission only: the pods need not run.
 	DescribeTable("an ephemeral container of a hostUsers: false pod gets the Pod Security relaxations of its pod [SEC-2] [SEC-3]",
-		func(ctx SpecContext, level string, userns bool, target func(*corev1.Pod), shape func(*corev1.EphemeralContainer), admitted bool, refusal string) {
+		func(ctx SpecContext, level, version string, userns bool, target func(*corev1.Pod), shape func(*corev1.EphemeralContainer), admitted bool, refusal string) {
 			if userns && serverMinor() < usernsRelaxedFromMinor {
 				Skip(fmt.Sprintf("not applicable: server %s; Pod Security relaxes its checks for hostUsers: false pods from policy v1.%d (%s)", env.ServerVersion, usernsRelaxedFromMinor, kube.Cite(env.ServerVersion, "k8s.io/pod-security-admission", "policy/helpers.go")))
 			}
-			f := newFrameworkWithLabels(ctx, map[string]string{"pod-security.kubernetes.io/enforce": level})
+			labels := map[string]string{"pod-security.kubernetes.io/enforce": level}
+			if version != "" {
+				labels["pod-security.kubernetes.io/enforce-version"] = version
+			}
+			f := newFrameworkWithLabels(ctx, labels)
 			shapes := []func(*corev1.Pod){target}
 			if userns {
 				shapes = append(shapes, inUserNamespace)
@@ -58,7 +62,7 @@ var _ = Describe("Pod Security relaxations for user-namespace pods", framework.L
 			ec := f.DebugContainer("debugger", "target")
 			shape(&ec)
 			_, err = f.AddEphemeral(ctx, f.Client, pod.Name, ec)
-			AddReportEntry(fmt.Sprintf("%s namespace, hostUsers: false %v", level, userns), kube.Rejection(err), ReportEntryVisibilityAlways)
+			AddReportEntry(fmt.Sprintf("%s namespace (policy %s), hostUsers: false %v", level, orLatest(version), userns), kube.Rejection(err), ReportEntryVisibilityAlways)
 			if admitted {
 				Expect(err).NotTo(HaveOccurred(), "server %s must admit it (%s): %s", env.ServerVersion, kube.Cite(env.ServerVersion, "k8s.io/pod-security-admission", "policy/helpers.go"), kube.Rejection(err))
 				return
@@ -66,23 +70,37 @@ var _ = Describe("Pod Security relaxations for user-namespace pods", framework.L
 			Expect(err).To(HaveOccurred(), "server %s admitted it", env.ServerVersion)
 			Expect(kube.Rejection(err)).To(ContainSubstring(refusal))
 		},
-		Entry("restricted: root in a user namespace is admitted (runAsNonRoot and runAsUser relaxed)", "restricted", true, rootTarget, func(ec *corev1.EphemeralContainer) {
+		Entry("restricted: root in a user namespace is admitted (runAsNonRoot and runAsUser relaxed)", "restricted", "", true, rootTarget, func(ec *corev1.EphemeralContainer) {
 			compliant(ec)
 			root := int64(0)
 			ec.SecurityContext.RunAsUser = &root
 		}, true, "", SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("control: restricted, root in the node's user namespace is refused", "restricted", false, restrictedTarget, func(ec *corev1.EphemeralContainer) {
+		Entry("control: restricted, root in the node's user namespace is refused", "restricted", "", false, restrictedTarget, func(ec *corev1.EphemeralContainer) {
 			compliant(ec)
 			root := int64(0)
 			ec.SecurityContext.RunAsUser = &root
 		}, false, rootUser, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("baseline: procMount Unmasked in a user namespace is admitted (procMount relaxed)", "baseline", true, rootTarget, func(ec *corev1.EphemeralContainer) {
+		// The relaxation is the policy's: the same root container in the same
+		// kind of pod, under restricted pinned to the policy before it.
+		Entry("control: restricted pinned to policy v1.34, root in a user namespace is refused (the relaxation came with policy v1.35)", "restricted", "v1.34", true, restrictedTarget, func(ec *corev1.EphemeralContainer) {
+			compliant(ec)
+			root := int64(0)
+			ec.SecurityContext.RunAsUser = &root
+		}, false, rootUser, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("baseline: procMount Unmasked in a user namespace is admitted (procMount relaxed)", "baseline", "", true, rootTarget, func(ec *corev1.EphemeralContainer) {
 			unmasked := corev1.UnmaskedProcMount
 			ec.SecurityContext = &corev1.SecurityContext{ProcMount: &unmasked}
 		}, true, "", SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("control: procMount Unmasked in the node's user namespace is refused (API validation: hostUsers must be false)", "baseline", false, rootTarget, func(ec *corev1.EphemeralContainer) {
+		Entry("control: procMount Unmasked in the node's user namespace is refused (API validation: hostUsers must be false)", "baseline", "", false, rootTarget, func(ec *corev1.EphemeralContainer) {
 			unmasked := corev1.UnmaskedProcMount
 			ec.SecurityContext = &corev1.SecurityContext{ProcMount: &unmasked}
 		}, false, "`hostUsers` must be false to use `Unmasked`", SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
 })
+
+func orLatest(version string) string {
+	if version == "" {
+		return "latest"
+	}
+	return version
+}
