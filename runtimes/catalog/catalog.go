@@ -50,6 +50,10 @@ const (
 // project's Go stand-in (runtimes/pinns), not upstream's C program.
 const PinnsNote = "pinns is ectest-pinns, the project's Go stand-in for CRI-O's C pinns (runtimes/pinns), not upstream's"
 
+// CriDockerdNote names the CRI implementation of a cri-dockerd run, which
+// its Version answer does not: it says "docker" and the engine's version.
+const CriDockerdNote = "the CRI implementation is cri-dockerd " + builds.CriDockerdVersion + " (its Version answers with the Docker engine's name and version)"
+
 // Runtime is one runtime of the catalog.
 type Runtime struct {
 	// Name is what -runtime (embedded) and -node-runtime (kind) name.
@@ -202,7 +206,8 @@ var Runtimes = []Runtime{
 		Embedded: &Embedded{
 			Description: "cri-dockerd " + builds.CriDockerdVersion + " (built from the Go module proxy) in front of a private Docker engine: Debian bookworm's docker.io 20.10 with its containerd 1.6 and runc 1.1",
 			Programs:    []gobuild.Program{builds.CriDockerd},
-			HostNeeds:   []hostdeps.Purpose{hostdeps.DockerEngine}}},
+			HostNeeds:   []hostdeps.Purpose{hostdeps.DockerEngine},
+			Note:        CriDockerdNote}},
 }
 
 // Lookup finds a runtime of the catalog by name.

@@ -10,7 +10,8 @@ import (
 )
 
 // RanAgainst says what a cell ran against, one part per layer of its
-// reports ("containerd 2.4.2, runc 1.5.2"), or its configured description
+// reports ("containerd 2.4.2, runc 1.5.2", with the runtime's note: what
+// the project stood in for), or its configured description
 // when it has no reports.
 func (c Cell) RanAgainst() []string {
 	// Layers that ran against the same runtime are one part, naming each
@@ -25,6 +26,11 @@ func (c Cell) RanAgainst() []string {
 		}
 		if rt.RuntimeClass != "" {
 			s += ", RuntimeClass " + rt.RuntimeClass
+		}
+		// What the project stood in for (CRI-O's pinns) is part of what
+		// the cell ran against.
+		if rt.Note != "" {
+			s += ", " + rt.Note
 		}
 		// A cluster layer names its kubelet: the cluster's, or one skew
 		// worker's (layers "kubelet-<release>", whose reports give no OCI

@@ -438,6 +438,15 @@ func TestConfigRefusesWhatItCannotRun(t *testing.T) {
 	}
 }
 
+// A CRI-O cell names the implementation, the OCI runtime and what the
+// project stood in for (its pinns).
+func TestRanAgainstNamesStandIns(t *testing.T) {
+	c := Cell{Runtimes: []LayerRuntime{{Layer: capability.LayerCRI, Runtime: capability.RuntimeInfo{Name: "cri-o", Version: "1.36.3", OCIRuntime: "runc 1.5.2", Note: "pinns is ectest-pinns"}}}}
+	if got, want := strings.Join(c.RanAgainst(), "; "), "cri-o 1.36.3, runc 1.5.2, pinns is ectest-pinns"; got != want {
+		t.Errorf("RanAgainst = %q, want %q", got, want)
+	}
+}
+
 // A skew cell ran against one kubelet per worker: its heading names each.
 func TestRanAgainstNamesEveryKubelet(t *testing.T) {
 	c := Cell{Runtimes: []LayerRuntime{
