@@ -202,6 +202,13 @@ var Runtimes = []Runtime{
 		Node: &Node{Programs: []gobuild.Program{builds.CriO, builds.Runc}, Packages: []string{"conmon", "skopeo"},
 			Description: "CRI-O " + builds.CriOVersion + " with runc " + builds.RuncVersion + " (the embedded cri-o's builds), Debian's conmon; " + PinnsNote,
 			Note:        PinnsNote}},
+	{Name: "cri-o-crun", Implementation: CriO, Version: builds.CriOVersion, Default: Runc, Handlers: []Handler{Crun}, Profile: "cri-o",
+		Embedded: &Embedded{Handler: Crun.Name,
+			Description: "CRI-O " + builds.CriOVersion + " (built from the Go module proxy) running sandboxes with Debian's crun through the runtime handler crun (conmon runs ectest-crun, which hides the hybrid cgroup hierarchy crun refuses), Debian's conmon; " + PinnsNote,
+			Programs:    []gobuild.Program{builds.CriO, builds.Runc},
+			BuildNeeds:  []hostdeps.Purpose{hostdeps.CgoSeccomp},
+			HostNeeds:   []hostdeps.Purpose{hostdeps.Conmon, hostdeps.Crun},
+			Note:        PinnsNote}},
 	{Name: "cri-dockerd", Implementation: CriDockerd, Version: builds.CriDockerdVersion, Default: HostRunc, Profile: "cri-dockerd",
 		Embedded: &Embedded{
 			Description: "cri-dockerd " + builds.CriDockerdVersion + " (built from the Go module proxy) in front of a private Docker engine: Debian bookworm's docker.io 20.10 with its containerd 1.6 and runc 1.1",

@@ -18,6 +18,7 @@ func TestHostPurposes(t *testing.T) {
 		"containerd-2-crun":   {hostdeps.EmbeddedNetwork, hostdeps.Crun},
 		"containerd-2-gvisor": {hostdeps.EmbeddedNetwork},
 		"cri-o":               {hostdeps.EmbeddedNetwork, hostdeps.Conmon},
+		"cri-o-crun":          {hostdeps.EmbeddedNetwork, hostdeps.Conmon, hostdeps.Crun},
 		"cri-dockerd":         {hostdeps.EmbeddedNetwork, hostdeps.DockerEngine},
 	}
 	for _, f := range Flavors {

@@ -19,6 +19,10 @@ func (l layout) crioStorage() string   { return l.dir + "/storage" }
 func (l layout) crioRunRoot() string   { return l.dir + "/storage-run" }
 func (l layout) crioNS() string        { return l.dir + "/ns" }
 
+// crioCrunClampDir holds the crun handler's oomclamp link (its name is the
+// program's, so it needs a directory of its own beside runc's).
+func (l layout) crioCrunClampDir() string { return l.dir + "/crun-clamp" }
+
 // AttachBase holds one short directory per CRI-O run for conmon's attach
 // sockets: a socket's path is <dir>/<64-hex container ID>/attach, and
 // under the run directory it is longer than a Unix socket's path may be
@@ -73,9 +77,9 @@ func (l layout) crioRuncRoot() string {
 
 // crioFiles are CRI-O's configuration files for the run, by path: its
 // crio.conf, and the containers-* files its libraries read.
-func crioFiles(l layout, o Options, runc, conmon string) map[string]string {
+func crioFiles(l layout, o Options, runc, crun, conmon string) map[string]string {
 	files := map[string]string{
-		l.crioConfig():         crioConfig(l, o, runc, conmon),
+		l.crioConfig():         crioConfig(l, o, runc, crun, conmon),
 		l.crioStorageConf():    crioStorageConf(l),
 		l.crioPolicy():         crioPolicy(o.RegistryAddr),
 		l.crioContainersConf(): "",
@@ -106,16 +110,33 @@ func crioArgs(l layout) []string {
 // (these hosts' cgroup v1), the run's CNI bridge, the suite's pause image
 // from the loopback registry, the project's pinns, and no NRI, metrics or
 // tracing. pause_command "" runs the pause image's own entrypoint.
-func crioConfig(l layout, o Options, runc, conmon string) string {
+func crioConfig(l layout, o Options, runc, crun, conmon string) string {
+	tmpl := crioConfTemplate
+	if crun != "" {
+		tmpl += crioCrunTemplate
+	}
 	r := strings.NewReplacer(
+		"@CRUN@", crun, "@CRUNROOT@", l.dir+"/"+catalog.Crun.StateDir+"/"+namespaceK8s, "@CRUNNAME@", catalog.Crun.Name,
 		"@ROOT@", l.crioStorage(), "@RUNROOT@", l.crioRunRoot(), "@DIR@", l.dir,
 		"@SOCKET@", l.crioSocket(), "@RUNC@", runc, "@RUNCROOT@", l.crioRuncRoot(),
 		"@CONMON@", conmon, "@ATTACH@", l.crioAttach(), "@PINNS@", l.pinns(), "@NS@", l.crioNS(),
 		"@PAUSE@", o.SandboxImage,
 		"@CNICONF@", l.cniConf(), "@CNIBIN@", o.CNIBinDir, "@DEFAULT@", catalog.Runc.Name,
 	)
-	return r.Replace(crioConfTemplate)
+	return r.Replace(tmpl)
 }
+
+// crioCrunTemplate is the crun handler's table (the flavor cri-o-crun):
+// crun's state where containerd's runc shim keeps the crun handler's, so
+// that cleanupDir kills a dead run's containers the same way.
+const crioCrunTemplate = `
+[crio.runtime.runtimes.@CRUNNAME@]
+runtime_path = "@CRUN@"
+runtime_type = "oci"
+runtime_root = "@CRUNROOT@"
+monitor_path = "@CONMON@"
+monitor_cgroup = "pod"
+`
 
 const crioConfTemplate = `[crio]
 root = "@ROOT@"

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ectest/ectest/runtimes/catalog"
+	"github.com/ectest/ectest/runtimes/embedded/crunwrapper"
 	"github.com/ectest/ectest/runtimes/embedded/oomclamp"
 	"github.com/ectest/ectest/runtimes/pinns"
 )
@@ -39,14 +40,39 @@ func crioDaemon(o Options) (*daemon, error) {
 		if err := setUpPinns(l); err != nil {
 			return err
 		}
-		wrapper, err := setUpOOMClamp(l, runc)
+		wrapper, err := setUpOOMClamp(l, l.dir, runc)
 		if err != nil {
 			return err
 		}
 		d.args = crioArgs(l)
 		d.env = crioEnv(l)
+		crun := ""
+		if o.has(catalog.Crun.Name) {
+			// The crun handler: oomclamp (CRI-O's infra containers ask for
+			// an oom_score_adj no process here may set) in front of
+			// ectest-crun (crun on a hybrid cgroup host, as for
+			// containerd-2-crun) in front of Debian's crun.
+			if err := os.WriteFile(l.crunEmpty(), nil, 0o600); err != nil {
+				return err
+			}
+			real, err := setUpCrun(l, o)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(l.crioCrunClampDir(), 0o700); err != nil {
+				return err
+			}
+			if crun, err = setUpOOMClamp(l, l.crioCrunClampDir(), l.crunWrapper()); err != nil {
+				return err
+			}
+			// conmon passes CRI-O's environment on to the runtime.
+			d.env = append(d.env, crunwrapper.EnvCrun+"="+real)
+		}
 		d.dirs = []string{l.crioConfigDir(), l.crioStorage(), l.crioRunRoot(), l.crioNS(), l.crioRuncRoot(), l.dir + "/tmp", l.crioAttach()}
-		d.files = crioFiles(l, o, wrapper, conmon)
+		d.files = crioFiles(l, o, wrapper, crun, conmon)
+		if crun != "" {
+			d.files[l.crunEmpty()] = ""
+		}
 		// The network is named by the run: at start CRI-O deletes the
 		// attachments the host's CNI cache (/var/lib/cni, not configurable)
 		// records for its network's name, whoever made them, and another
@@ -76,15 +102,16 @@ func setUpPinns(l layout) error {
 	return nil
 }
 
-// setUpOOMClamp links the runc handler's runtime, ectest-runc-oomclamp in
-// the run directory, to the running binary, with the real runc named in
-// the file next to it (runtimes/embedded/oomclamp), and returns the link.
-func setUpOOMClamp(l layout, runc string) (string, error) {
+// setUpOOMClamp links a handler's runtime, ectest-runc-oomclamp in dir (the
+// run directory for runc), to the running binary, with the runtime it
+// runs (runc, or crun's wrapper) named in the file next to it
+// (runtimes/embedded/oomclamp), and returns the link.
+func setUpOOMClamp(l layout, dir, runc string) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
-	link := l.dir + "/" + oomclamp.Name
+	link := dir + "/" + oomclamp.Name
 	if err := os.Symlink(self, link); err != nil {
 		return "", err
 	}
@@ -92,7 +119,7 @@ func setUpOOMClamp(l layout, runc string) (string, error) {
 		return "", err
 	}
 	out, err := exec.Command(link, "--version").CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), "runc version") {
+	if err != nil || !(strings.HasPrefix(string(out), "runc version") || strings.HasPrefix(string(out), "crun version")) {
 		return "", fmt.Errorf("embedded runtime: %s (the running binary as %s) does not run runc: %v: %s", link, oomclamp.Name, err, strings.TrimSpace(string(out)))
 	}
 	return link, nil

@@ -11,7 +11,7 @@ import (
 func TestCrioFiles(t *testing.T) {
 	l := layout{id: "abc", dir: "/var/lib/ectest/embedded/abc"}
 	o := Options{RegistryAddr: "127.0.0.1:5000", SandboxImage: "127.0.0.1:5000/ectest/pause:latest", CNIBinDir: "/usr/lib/cni"}
-	files := crioFiles(l, o, l.dir+"/ectest-runc-oomclamp", "/usr/bin/conmon")
+	files := crioFiles(l, o, l.dir+"/ectest-runc-oomclamp", "", "/usr/bin/conmon")
 	conf := files[l.crioConfig()]
 	for _, want := range []string{
 		`root = "/var/lib/ectest/embedded/abc/storage"`,
@@ -29,6 +29,21 @@ func TestCrioFiles(t *testing.T) {
 	} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("crio.conf lacks %s:\n%s", want, conf)
+		}
+	}
+	if strings.Contains(conf, "runtimes.crun]") {
+		t.Errorf("crio.conf has a crun table without the crun handler:\n%s", conf)
+	}
+	// cri-o-crun: crun's table, its runtime the crun chain, its state where
+	// cleanupDir looks for the crun handler's.
+	withCrun := crioFiles(l, o, l.dir+"/ectest-runc-oomclamp", l.crioCrunClampDir()+"/ectest-runc-oomclamp", "/usr/bin/conmon")[l.crioConfig()]
+	for _, want := range []string{
+		"[crio.runtime.runtimes.crun]",
+		`runtime_path = "/var/lib/ectest/embedded/abc/crun-clamp/ectest-runc-oomclamp"`,
+		`runtime_root = "/var/lib/ectest/embedded/abc/crun/k8s.io"`,
+	} {
+		if !strings.Contains(withCrun, want) {
+			t.Errorf("crio.conf with crun lacks %s:\n%s", want, withCrun)
 		}
 	}
 	if strings.Contains(conf, "signature_policy =") {

@@ -41,7 +41,7 @@ func criDockerdDaemon(o Options) (*daemon, error) {
 	}
 	d := &daemon{name: "cri-dockerd", bin: bin, socket: layout.criDockerdSocket}
 	d.prepare = func(l layout, o Options) error {
-		oom, err := setUpOOMClamp(l, runc)
+		oom, err := setUpOOMClamp(l, l.dir, runc)
 		if err != nil {
 			return err
 		}

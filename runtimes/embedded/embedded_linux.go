@@ -302,7 +302,7 @@ func startOnLockedThread(cmd *exec.Cmd) (chan error, error) {
 // running ectest binary (which runs it by argv[0], see fixtures/programs)
 // and checks that it starts crun, returning crun's path.
 func setUpCrun(l layout, o Options) (string, error) {
-	if o.ConfigVersion != 3 {
+	if o.Implementation == catalog.Containerd && o.ConfigVersion != 3 {
 		return "", errors.New("embedded runtime: the crun handler needs a version 3 configuration (containerd 2.x)")
 	}
 	crun, err := exec.LookPath("crun")

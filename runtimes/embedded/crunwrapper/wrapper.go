@@ -45,6 +45,36 @@ const Controllers = "/sys/fs/cgroup/unified/cgroup.controllers"
 // would refuse.
 const AcceptedVersion = "1.0.2"
 
+// UnlimitedPids rewrites the bundle configuration at path when it asks
+// for a negative pids limit, the runtime-spec's "unlimited" (CRI-O v1.36.3
+// sends its default pids_limit, -1: server/container_create.go
+// SetLinuxResourcesPidsLimit): crun 1.8 writes the number itself to
+// pids.max, which the kernel refuses ("writing file `pids.max`: Invalid
+// argument"), where runc writes "max". Without a pids block crun leaves
+// pids.max as it is, unlimited. Nothing else in the file changes.
+func UnlimitedPids(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	linux, _ := doc["linux"].(map[string]any)
+	resources, _ := linux["resources"].(map[string]any)
+	pids, _ := resources["pids"].(map[string]any)
+	if limit, ok := pids["limit"].(float64); !ok || limit >= 0 {
+		return nil
+	}
+	delete(resources, "pids")
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o600)
+}
+
 // AcceptableVersion rewrites the bundle configuration at path when its
 // ociVersion lacks "1.0", the substring crun before 1.14.2 insists on
 // (1.0.x and, by accident of the substring test, 1.1.0 pass; containerd

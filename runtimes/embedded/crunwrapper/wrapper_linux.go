@@ -33,6 +33,9 @@ func Main(args []string) int {
 		if err := AcceptableVersion(path); err != nil {
 			return fail(err)
 		}
+		if err := UnlimitedPids(path); err != nil {
+			return fail(err)
+		}
 	}
 	hybrid, err := Hybrid()
 	if err != nil {

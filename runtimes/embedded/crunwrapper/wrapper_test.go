@@ -38,3 +38,25 @@ func TestAcceptableVersion(t *testing.T) {
 		t.Error("a missing bundle configuration passed")
 	}
 }
+
+// A negative pids limit (CRI-O's default, unlimited) leaves the bundle;
+// any other limit, and everything else, stays.
+func TestUnlimitedPids(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"linux":{"resources":{"pids":{"limit":-1},"memory":{"limit":5}}}}`, `{"linux":{"resources":{"memory":{"limit":5}}}}`},
+		{`{"linux":{"resources":{"pids":{"limit":100}}}}`, `{"linux":{"resources":{"pids":{"limit":100}}}}`},
+		{`{"linux":{}}`, `{"linux":{}}`},
+	} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(path, []byte(c.in), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := UnlimitedPids(path); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(path)
+		if string(got) != c.want {
+			t.Errorf("%s: got %s, want %s", c.in, got, c.want)
+		}
+	}
+}
