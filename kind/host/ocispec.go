@@ -33,6 +33,23 @@ func DropFromProcess(process map[string]any, drop map[string]bool) {
 // RewriteFile applies DropFromProcess to a bundle's config.json (process
 // under "process") or to a bare process file.
 func RewriteFile(path string, bundleConfig bool, drop map[string]bool) error {
+	return EditJSON(path, func(doc map[string]any) bool {
+		proc := doc
+		if bundleConfig {
+			p, ok := doc["process"].(map[string]any)
+			if !ok {
+				return false
+			}
+			proc = p
+		}
+		DropFromProcess(proc, drop)
+		return true
+	})
+}
+
+// EditJSON reads the JSON object in path, lets edit change it, and writes
+// it back when edit says it changed (top-level keys come out sorted).
+func EditJSON(path string, edit func(doc map[string]any) (changed bool)) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -41,15 +58,9 @@ func RewriteFile(path string, bundleConfig bool, drop map[string]bool) error {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	proc := doc
-	if bundleConfig {
-		p, ok := doc["process"].(map[string]any)
-		if !ok {
-			return nil
-		}
-		proc = p
+	if !edit(doc) {
+		return nil
 	}
-	DropFromProcess(proc, drop)
 	out, err := json.Marshal(doc)
 	if err != nil {
 		return err

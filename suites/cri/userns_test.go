@@ -25,24 +25,8 @@ var _ = Describe("User namespaces", framework.Label(framework.LabelCRI, framewor
 		f := newFramework(capability.UsernsPod)
 		userns := f.SpecUserns(0)
 		wantUID, wantGID := cri.IDMapText(userns.Uids), cri.IDMapText(userns.Gids)
-		// A runtime that cannot run user-namespace pods must say so with an
-		// error at create: "not supported" with the runtime's own words,
-		// never an error of the run.
-		about := usernsTerms
-		sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{Userns: userns})
-		if err != nil {
-			f.Checker.Record(cri.RefusalObservation(capability.UsernsPod, false, err, about...))
-			return
-		}
-		target, err := f.TryStartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
-		if err != nil {
-			// The sandbox ran: a container failing in it is accepted-then-failed.
-			f.Checker.Record(cri.RefusalObservation(capability.UsernsPod, true, err, about...))
-			return
-		}
-		dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
-		if err != nil {
-			f.Checker.Record(cri.RefusalObservation(capability.UsernsPod, dbg != nil, err, about...))
+		sb, target, dbg, ok := startUsernsTargeting(ctx, f, capability.UsernsPod, userns)
+		if !ok {
 			return
 		}
 		// The target writes its marker file before it serves: once it
@@ -235,20 +219,8 @@ func checkMaps(b *capability.Builder, wantUID, wantGID, what string, maps ...nam
 var _ = Describe("User namespace mode NODE", framework.Label(framework.LabelCRI, framework.LabelSecurity, framework.LabelLinuxOnly), func() {
 	It("a TARGET debug container of a sandbox in the node's user namespace (mode NODE, as the kubelet sends for hostUsers: true) stays in the node's user namespace, with its identity maps [CRI-2]", framework.Label(string(capability.UsernsNode), framework.LabelPID), func(ctx SpecContext) {
 		f := newFramework(capability.UsernsNode)
-		node := cri.NodeUserns()
-		sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{Userns: node})
-		if err != nil {
-			f.Checker.Record(cri.RefusalObservation(capability.UsernsNode, false, err, usernsTerms...))
-			return
-		}
-		target, err := f.TryStartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
-		if err != nil {
-			f.Checker.Record(cri.RefusalObservation(capability.UsernsNode, true, err, usernsTerms...))
-			return
-		}
-		dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID, Userns: node})
-		if err != nil {
-			f.Checker.Record(cri.RefusalObservation(capability.UsernsNode, dbg != nil, err, usernsTerms...))
+		_, target, dbg, ok := startUsernsTargeting(ctx, f, capability.UsernsNode, cri.NodeUserns())
+		if !ok {
 			return
 		}
 		b := capability.Observe(capability.UsernsNode).Evidence("asked for: user namespace NODE (sandbox, target and debug container alike, as the kubelet sends them)")
@@ -295,3 +267,27 @@ var _ = Describe("User namespace mode NODE", framework.Label(framework.LabelCRI,
 		f.Checker.Record(b.Done("the node's user namespace and maps, debug container and target alike"))
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+// startUsernsTargeting runs a sandbox with user namespace userns, a target
+// and a TARGET debug container in it (both in the sandbox's user
+// namespace, as the kubelet asks). A runtime that cannot must say so with
+// an error at create, in its own words, never an error of the run: a
+// refusal is recorded for capability n (once the sandbox ran, a container
+// failing in it is accepted-then-failed), and ok is false.
+func startUsernsTargeting(ctx context.Context, f *cri.Framework, n capability.Name, userns *runtimeapi.UserNamespace) (sb *cri.Sandbox, target, dbg *cri.Container, ok bool) {
+	GinkgoHelper()
+	sb, err := f.TryRunSandbox(ctx, cri.SandboxOptions{Userns: userns})
+	if err != nil {
+		f.Checker.Record(cri.RefusalObservation(n, false, err, usernsTerms...))
+		return nil, nil, nil, false
+	}
+	if target, err = f.TryStartTarget(ctx, sb, cri.TargetOptions{Name: "target"}); err != nil {
+		f.Checker.Record(cri.RefusalObservation(n, true, err, usernsTerms...))
+		return nil, nil, nil, false
+	}
+	if dbg, err = f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID}); err != nil {
+		f.Checker.Record(cri.RefusalObservation(n, dbg != nil, err, usernsTerms...))
+		return nil, nil, nil, false
+	}
+	return sb, target, dbg, true
+}

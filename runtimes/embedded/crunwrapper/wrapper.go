@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/ectest/ectest/kind/host"
 )
 
 // Name is the program's name (argv[0]'s base name).
@@ -53,26 +55,16 @@ const AcceptedVersion = "1.0.2"
 // argument"), where runc writes "max". Without a pids block crun leaves
 // pids.max as it is, unlimited. Nothing else in the file changes.
 func UnlimitedPids(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	linux, _ := doc["linux"].(map[string]any)
-	resources, _ := linux["resources"].(map[string]any)
-	pids, _ := resources["pids"].(map[string]any)
-	if limit, ok := pids["limit"].(float64); !ok || limit >= 0 {
-		return nil
-	}
-	delete(resources, "pids")
-	out, err := json.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, out, 0o600)
+	return host.EditJSON(path, func(doc map[string]any) bool {
+		linux, _ := doc["linux"].(map[string]any)
+		resources, _ := linux["resources"].(map[string]any)
+		pids, _ := resources["pids"].(map[string]any)
+		if limit, ok := pids["limit"].(float64); !ok || limit >= 0 {
+			return false
+		}
+		delete(resources, "pids")
+		return true
+	})
 }
 
 // AcceptableVersion rewrites the bundle configuration at path when its
