@@ -43,6 +43,16 @@ var labelSets = map[string]string{
 	"MinimumKubeletVersion": "specs of a feature that needs at least this kubelet release (its value)",
 }
 
+// SelectedOnly are the labels of specs a run without a label filter leaves
+// out: measurements (make benchmark), and the kubectl debug profile
+// matrix's cells beyond the kubectl in use at the privileged level (some
+// fifty kubectl runs per kubectl release: make kubectl-profiles).
+var SelectedOnly = []string{LabelBenchmark, LabelDebugProfiles}
+
+// DefaultLabelFilter is the filter of a run given none: everything but
+// SelectedOnly. Such a run is a full run (report.FullRun).
+var DefaultLabelFilter = "!" + strings.Join(SelectedOnly, " && !")
+
 // MinimumKubeletVersion is the version-gate label of a spec that needs a
 // kubelet of release v ("1.33") or newer.
 func MinimumKubeletVersion(v string) string { return "MinimumKubeletVersion:" + v }

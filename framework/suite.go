@@ -131,10 +131,7 @@ func RunSuite(t *testing.T, description string) bool {
 		reporterConfig.NoColor = true // a log file or a pipe gets no escape codes
 	}
 	if suiteConfig.LabelFilter == "" {
-		// Measurements, and the kubectl debug profile matrix (some fifty
-		// kubectl runs per kubectl release: make kubectl-profiles), run
-		// only when selected.
-		suiteConfig.LabelFilter = "!" + LabelBenchmark + " && !" + LabelDebugProfiles
+		suiteConfig.LabelFilter = DefaultLabelFilter
 	}
 	return ginkgo.RunSpecs(t, description, suiteConfig, reporterConfig)
 }

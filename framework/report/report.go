@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -341,14 +342,19 @@ func truncate(s string, n int) string {
 func FullRun(r types.Report) bool {
 	c := r.SuiteConfig
 	return !r.SuiteHasProgrammaticFocus && len(c.FocusStrings) == 0 && len(c.SkipStrings) == 0 &&
-		len(c.FocusFiles) == 0 && len(c.SkipFiles) == 0 && (c.LabelFilter == "" || c.LabelFilter == "!"+framework.LabelBenchmark)
+		len(c.FocusFiles) == 0 && len(c.SkipFiles) == 0 && (c.LabelFilter == "" || c.LabelFilter == framework.DefaultLabelFilter)
 }
 
 // CapabilityLabels are the capabilities the run's specs carry as labels,
-// whether they ran or not: what the suite has specs for.
+// whether they ran or not: what the suite has specs for. Specs a full run
+// leaves out by design (framework.SelectedOnly) do not count: a capability
+// only they judge is not observed, never unverified, in a full run.
 func CapabilityLabels(r types.Report) map[capability.Name]bool {
 	out := map[capability.Name]bool{}
 	for _, sr := range r.SpecReports {
+		if slices.ContainsFunc(sr.Labels(), func(l string) bool { return slices.Contains(framework.SelectedOnly, l) }) {
+			continue
+		}
 		for _, l := range sr.Labels() {
 			if _, err := capability.Lookup(l); err == nil {
 				out[capability.Name(l)] = true

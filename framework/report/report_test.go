@@ -281,3 +281,25 @@ func TestKubeletLayersInTheMatrix(t *testing.T) {
 		t.Errorf("no kubelet layers: %v", l)
 	}
 }
+
+// A run given no label filter gets framework.DefaultLabelFilter: it is a
+// full run (the unverified check applies), and a capability only specs it
+// leaves out by design judge is not expected of it.
+func TestFullRunWithTheDefaultFilter(t *testing.T) {
+	r := types.Report{SuiteConfig: types.SuiteConfig{LabelFilter: framework.DefaultLabelFilter}}
+	if !FullRun(r) {
+		t.Errorf("label filter %q: a run given none must count as full", framework.DefaultLabelFilter)
+	}
+	r.SuiteConfig.LabelFilter = "pid"
+	if FullRun(r) {
+		t.Error("a run selecting by label is not full")
+	}
+	r.SpecReports = types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, LeafNodeLabels: []string{string(capability.PIDTarget)}},
+		{LeafNodeType: types.NodeTypeIt, ContainerHierarchyLabels: [][]string{{string(capability.DebugProfileGrants)}}, LeafNodeLabels: []string{framework.LabelDebugProfiles}},
+	}
+	got := CapabilityLabels(r)
+	if !got[capability.PIDTarget] || got[capability.DebugProfileGrants] {
+		t.Errorf("capability labels %v: want pid-target only (the other spec carries %s)", got, framework.LabelDebugProfiles)
+	}
+}
