@@ -171,12 +171,15 @@ func TestDetectWindowsByBuild(t *testing.T) {
 	if p, _, err := DetectBuild("containerd", "linux", 20348, ""); err != nil || p.Name != "containerd-runc" {
 		t.Errorf("a build does not matter on linux: %v, %v", p, err)
 	}
-	bad := strings.Replace(full("windows", map[string]string{
-		"pid-container": "not-applicable", "pid-pod": "not-applicable", "pid-node": "not-applicable", "pid-target": "not-applicable",
-		"pid-target-pod": "not-applicable", "target-id-validation": "not-applicable", "ipc-pod": "not-applicable", "ipc-node": "not-applicable",
-		"proc-root-fs": "not-applicable", "ptrace-rules": "not-applicable", "story-ops": "not-applicable",
-		"userns-pod": "not-applicable", "userns-validation": "not-applicable", "userns-node": "not-applicable",
-	}), "os: windows\n", "os: windows\nmatch:\n  runtimeName: containerd\n  windowsRelease: ltsc2030\n", 1)
+	// Everything Windows has no such thing of (the catalog's AbsentOn) is
+	// declared not applicable, so that only the release is wrong.
+	absent := map[string]string{}
+	for _, d := range capability.All() {
+		if d.AbsentOnOS("windows") {
+			absent[string(d.Name)] = "not-applicable"
+		}
+	}
+	bad := strings.Replace(full("windows", absent), "os: windows\n", "os: windows\nmatch:\n  runtimeName: containerd\n  windowsRelease: ltsc2030\n", 1)
 	if _, err := Parse([]byte(bad), "t"); err == nil || !strings.Contains(err.Error(), `unknown Windows release "ltsc2030"`) {
 		t.Errorf("unknown release: %v", err)
 	}

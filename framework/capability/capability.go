@@ -72,6 +72,7 @@ const (
 	UsernsPod          Name = "userns-pod"
 	UsernsValidation   Name = "userns-validation"
 	UsernsNode         Name = "userns-node"
+	DebugProfileGrants Name = "debug-profile-grants"
 )
 
 var all = []Definition{
@@ -111,6 +112,13 @@ var all = []Definition{
 	// (the default): a runtime with or without user namespaces keeps such
 	// a sandbox's containers in the node's. Required.
 	{UsernsNode, "in a sandbox whose user namespace is mode NODE (the kubelet's request for hostUsers: true), a TARGET debug container asking for NODE stays in the node's user namespace with the node's identity maps", []string{"CRI-2"}, true, linuxOnly, onWindows},
+	// What kubectl debug --profile writes into the API object is kubectl's
+	// doing and whether it is admitted the API server's (the profile specs
+	// judge both as plain spec outcomes); what the debug process then holds
+	// is the node's: the kubelet and the runtime turn the security context
+	// into credentials. Required: any runtime must honour what a container
+	// asks for, and give it nothing more (SEC-3).
+	{DebugProfileGrants, "a debug container made by kubectl debug --profile holds what its security context asks for, no less and no more: the added capabilities, privileged's whole bounding set without seccomp, restricted's non-root user, no_new_privs, seccomp filter and empty capability sets, the node's root at /host", []string{"SEC-3"}, true, linuxOnly, onWindows},
 }
 
 // onlyAt: capabilities judged at one layer only. The HostProcess rules are
@@ -126,6 +134,8 @@ var onlyAt = map[Name]Layer{
 	// cluster spec singles one out for a user-namespace judgement yet: the
 	// CRI layer asks for NODE explicitly and judges where it lands.
 	UsernsNode: LayerCRI,
+	// kubectl debug exists only at the cluster layer.
+	DebugProfileGrants: LayerCluster,
 }
 
 // OnlyAt is the one layer a capability is judged at ("" for every layer).

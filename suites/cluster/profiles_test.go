@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -351,6 +353,25 @@ func shortfalls(doc apiShape, h procHeld) []string {
 	return out
 }
 
+// excess are the capabilities the profiles name that the process holds
+// effective without its security context asking for them (SEC-3: an
+// ephemeral container has no privileges beyond what it requests). None of
+// them is in a runtime's default set (containerd's and CRI-O's defaults
+// have neither NET_ADMIN, SYS_PTRACE nor SYS_ADMIN); NET_RAW and
+// NET_BIND_SERVICE are, so they are not checked.
+func excess(landed apiShape, h procHeld) []string {
+	if landed.Privileged == "true" {
+		return nil
+	}
+	var out []string
+	for _, c := range []string{"NET_ADMIN", "SYS_PTRACE", "SYS_ADMIN"} {
+		if h.CapEff&(1<<capBits[c]) != 0 && !slices.Contains(landed.Add, c) {
+			out = append(out, fmt.Sprintf("CAP_%s (bit %d) effective without being asked for", c, capBits[c]))
+		}
+	}
+	return out
+}
+
 // profileRow is one cell of the report table (kubectl-profiles.md).
 type profileRow struct {
 	Kubectl  string `json:"kubectl"`
@@ -508,7 +529,7 @@ func profileTarget(f *kube.Framework, level string) *corev1.Pod {
 	return targetPod(f, restrictedTarget)
 }
 
-var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluster, framework.LabelSecurity, framework.LabelDebugProfiles, framework.LabelLinuxOnly), func() {
+var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluster, framework.LabelSecurity, framework.LabelLinuxOnly, string(capability.DebugProfileGrants)), func() {
 	// profile × style × Pod Security level, for each kubectl of
 	// KUBECTL_RELEASES (or the kubectl in use): what kubectl puts in the
 	// API object must be what profiles.go documents; whether the API
@@ -523,7 +544,16 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 					if name == "" {
 						name = "in use"
 					}
-					entries = append(entries, Entry(fmt.Sprintf("kubectl %s, --profile=%s, %s, %s namespace", name, profile, style, level), rel, profile, style, level, SpecTimeout(framework.DefaultTimeouts.Spec)))
+					// Every cluster run judges each profile once, as an
+					// ephemeral container with the kubectl in use in a
+					// privileged namespace (what the node grants does not
+					// depend on the Pod Security level); the other cells
+					// run when selected (make kubectl-profiles).
+					decorators := []any{SpecTimeout(framework.DefaultTimeouts.Spec)}
+					if rel != "" || style != styleEphemeral || level != "privileged" {
+						decorators = append(decorators, framework.Label(framework.LabelDebugProfiles))
+					}
+					entries = append(entries, Entry(fmt.Sprintf("kubectl %s, --profile=%s, %s, %s namespace", name, profile, style, level), append([]any{rel, profile, style, level}, decorators...)...))
 				}
 			}
 		}
@@ -535,7 +565,7 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 			// The cell is recorded however the spec ends (a failed wait
 			// included); the table marks a failed spec's cell FAILED.
 			DeferCleanup(func() { addProfileRow(*row) })
-			f := newFrameworkWithLabels(ctx, map[string]string{"pod-security.kubernetes.io/enforce": level})
+			f := newFrameworkWithLabels(ctx, map[string]string{"pod-security.kubernetes.io/enforce": level}, capability.DebugProfileGrants)
 			target := ""
 			if style != styleNode {
 				target = f.RunPod(ctx, profileTarget(f, level)).Name
@@ -577,7 +607,13 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 					}
 				}
 			}
+			// What the process holds is the node's doing (the kubelet and
+			// the runtime): a capability verdict, judged on the security
+			// context that landed. The API object and the admission are
+			// kubectl's and the API server's: spec outcomes only.
+			var obs *capability.Builder
 			if row.Admitted == "yes" {
+				landed, _ := shapeOf(r.obj, debugContainerName)
 				out, notStarted := debugOutput(ctx, f, r.pod)
 				switch {
 				case notStarted != "":
@@ -585,7 +621,8 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 					// The kubelet's refusal is right only for runAsNonRoot
 					// with no non-root user (the image runs as root);
 					// anything else kept the process from being judged.
-					if doc.RunAsNonRoot != "true" || !strings.Contains(notStarted, "runAsNonRoot") {
+					if landed.RunAsNonRoot != "true" || !strings.Contains(notStarted, "runAsNonRoot") {
+						obs = capability.Observe(capability.DebugProfileGrants).Evidence("security context that landed: %s", landed).Problem("the node never started the debug container: %s", notStarted)
 						problems = append(problems, "the debug container never started: "+notStarted)
 					}
 				default:
@@ -594,8 +631,10 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 						Fail(err.Error())
 					}
 					row.Process = h.String()
-					for _, s := range shortfalls(doc, h) {
-						problems = append(problems, "process: "+s)
+					obs = capability.Observe(capability.DebugProfileGrants).Evidence("security context that landed: %s\nthe debug process's /proc/self/status: %s", landed, h)
+					for _, m := range append(shortfalls(landed, h), excess(landed, h)...) {
+						obs.Problem("%s", m)
+						problems = append(problems, "process: "+m)
 					}
 				}
 			}
@@ -604,6 +643,10 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 				row.Verdict = "FAILED: " + strings.Join(problems, "; ")
 			}
 			AddReportEntry("profile cell", fmt.Sprintf("admitted: %s %s\nAPI: %s\nprocess: %s", row.Admitted, row.Message, row.API, row.Process), ReportEntryVisibilityAlways)
+			if obs != nil {
+				obs.Case(fmt.Sprintf("kubectl %s --profile=%s %s", kc.Release, profile, style))
+				f.Checker.Record(obs.Done("the debug process holds what its security context asks for"))
+			}
 			Expect(problems).To(BeEmpty(), "kubectl %s debug --profile=%s (%s) in a %s namespace does not do what kubectl documents (%s)", kc.Release, profile, style, level,
 				kube.Cite("v"+strings.TrimPrefix(kc.Release, "v"), "k8s.io/kubectl", "pkg/cmd/debug/profiles.go"))
 		},
