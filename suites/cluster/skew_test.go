@@ -37,6 +37,13 @@ var _ = Describe("Version skew: the kubelet-facing specs on every kubelet releas
 		onEveryKubelet(lifecycleSideEffectsText, lifecycleSideEffects, framework.Label(string(capability.NoSideEffects)))
 		onEveryKubelet(lifecyclePullText, lifecyclePullAtDebugTime, framework.Label(string(capability.PullAtDebugTime)))
 	})
+	// Features of newer kubelets: on an older one the spec says "not
+	// applicable" with the release (framework.MinimumKubeletVersion).
+	Context("newer pod features", func() {
+		onEveryKubelet(usernsPodText, usernsPod, usernsPodLabels)
+		onEveryKubelet(sidecarTargetText, sidecarTarget, sidecarTargetLabels)
+		onEveryKubelet(observedGenerationText, observedGeneration, observedGenerationLabels)
+	})
 	Context("streaming", framework.Label(framework.LabelStreaming), func() {
 		onEveryKubelet(streamExecText, streamExec, framework.Label(string(capability.Exec)))
 		onEveryKubelet(streamAttachText, streamAttach, framework.Label(string(capability.Attach)))

@@ -32,85 +32,91 @@ const identityMap = "0 0 4294967295"
 // report that an ephemeral container with --target in such a pod gets
 // "Permission denied" on /proc/<pid>/root (kubernetes/kubernetes#117159):
 // the spec reproduces that and reports what the node does.
-var _ = Describe("User namespaces through the kubelet", framework.Label(framework.LabelCluster, framework.LabelSecurity, framework.LabelLinuxOnly, framework.MinimumKubeletVersion(usernsMinKubelet)), func() {
-	It("ephemeral containers of a hostUsers: false pod, with and without targetContainerName, are in the pod's user namespace with its maps, not the node's, and the targeting one reads the target's files through /proc/<pid>/root [CRI-2] [CRI-6] [MinimumKubeletVersion:1.33]",
-		framework.Label(string(capability.UsernsPod), framework.LabelPID, framework.LabelFilesystem), func(ctx SpecContext) {
-			f := newFramework(ctx, capability.UsernsPod)
-			framework.SkipOnWindows(env.Runtime.OS)
-			f.RequireKubelet(ctx, usernsMinKubelet, "user namespaces (hostUsers: false) are on by default")
-			no := false
-			created, err := f.CreatePod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.HostUsers = &no }))
-			if err != nil {
-				f.Checker.Record(capability.Observe(capability.UsernsPod).Outcome(capability.Refused, "the API server refused a hostUsers: false pod").Evidence("%s", kube.Rejection(err)).Done(""))
-				return
-			}
-			pod, failed := runsOrFails(ctx, f, created.Name)
-			if failed != "" {
-				// The node could not run it: "not supported" when the profile
-				// says so, nonconformant when it declares support.
-				f.Checker.Record(capability.Observe(capability.UsernsPod).Outcome(capability.Refused, "the node did not run a hostUsers: false pod").Evidence("%s", failed).Done(""))
-				return
-			}
-			f.RunEphemeral(ctx, pod.Name, f.DebugContainer("targeting", "target"))
-			pod = f.RunEphemeral(ctx, pod.Name, f.DebugContainer("plain", ""))
-			b := capability.Observe(capability.UsernsPod).Evidence("pod %s with hostUsers: false on node %s; ephemeral containers targeting (targetContainerName: target) and plain (none)", pod.Name, pod.Spec.NodeName)
-			debuggers := []string{"targeting", "plain"}
-			markers := []string{f.TargetMarker("target"), f.DebugMarker("targeting"), f.DebugMarker("plain")}
-			report, unavailable := f.NodeReport(ctx, pod, markers...)
-			seen := unavailable == ""
-			for _, m := range markers {
-				seen = seen && len(report.Found[m]) > 0
-			}
-			if seen {
-				t := report.Found[markers[0]][0]
-				b.Evidence("judged %s; the node's user namespace %s (%s)\ntarget %s: %s", kube.ObserverFrom, report.Node.Namespaces[oracle.User], report.Node.How, t, t.UserNS())
-				b.Check(t.UIDMap != identityMap && t.UIDMap != "", "the target's uid_map is %q: it runs in the node's user namespace", t.UIDMap)
-				b.Check(t.Namespaces[oracle.User] != report.Node.Namespaces[oracle.User], "the target is in the node's user namespace %s", t.Namespaces[oracle.User])
-				for i, name := range debuggers {
-					d := report.Found[markers[i+1]][0]
-					b.Evidence("%s %s: %s", name, d, d.UserNS())
-					b.Check(oracle.Same(oracle.User, d, t), "the %s ephemeral container's user namespace %s is not the pod's (the target's) %s", name, d.Namespaces[oracle.User], t.Namespaces[oracle.User])
-					b.Check(d.UIDMap == t.UIDMap && d.GIDMap == t.GIDMap, "the %s ephemeral container's maps (uid %q, gid %q) are not the pod's (uid %q, gid %q)", name, d.UIDMap, d.GIDMap, t.UIDMap, t.GIDMap)
-				}
-			} else {
-				// The node's /proc is out of reach (see NodeReport): the
-				// inside view decides, and the evidence says so.
-				b.Evidence("from inside the containers: %s", unavailable)
-				out, stderr, err := run(ctx, f, pod.Name, "plain", nil, "wget", "-qO-", "http://localhost:8080/info")
-				var info targetinfo.Info
-				if err != nil || json.Unmarshal([]byte(out), &info) != nil {
-					b.Problem("the target's /info did not answer the ephemeral container: %v %q %q", err, out, stderr)
-				} else {
-					tmap := oracle.NormalizeMap(info.UIDMap)
-					b.Evidence("the target's /info: user namespace %s, uid_map %q", info.Namespaces["user"], tmap)
-					b.Check(tmap != identityMap && tmap != "", "the target's uid_map is %q: it runs in the node's user namespace", tmap)
-					for _, name := range debuggers {
-						link, _, lerr := run(ctx, f, pod.Name, name, nil, "readlink", "/proc/self/ns/user")
-						m, _, merr := run(ctx, f, pod.Name, name, nil, "cat", "/proc/self/uid_map")
-						link, m = strings.TrimSpace(link), oracle.NormalizeMap(m)
-						b.Evidence("%s: /proc/self/ns/user %s (%v), uid_map %q (%v)", name, link, lerr, m, merr)
-						b.Check(lerr == nil && link == info.Namespaces["user"], "the %s ephemeral container's user namespace %s is not the target's %s", name, link, info.Namespaces["user"])
-						b.Check(merr == nil && m == tmap, "the %s ephemeral container's uid_map %q is not the target's %q", name, m, tmap)
-					}
-				}
-			}
-			// CRI-6 in a user-namespace pod (kubernetes/kubernetes#117159).
-			procs, raw := processes(ctx, f, pod.Name, "targeting")
-			if pid := kube.PIDOf(procs, f.TargetMarker("target")); pid == 0 {
-				b.Problem("the target's process is not visible from the targeting ephemeral container").Evidence("ps in it:\n%s", raw)
-			} else {
-				path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
-				marker, stderr, err := run(ctx, f, pod.Name, "targeting", nil, "cat", path)
-				b.Evidence("the target is PID %d in the targeting ephemeral container; cat %s: %q %q %v", pid, path, marker, stderr, err)
-				if err != nil {
-					b.Problem("cannot read the target's files through %s as the same user of the same user namespace (kubernetes/kubernetes#117159): %s", path, strings.TrimSpace(stderr))
-				} else {
-					b.Check(strings.TrimSpace(marker) == f.Token+"-target", "read %q from %s, want %q", strings.TrimSpace(marker), path, f.Token+"-target")
-				}
-			}
-			f.Checker.Record(b.Done("the pod's user namespace and maps in both ephemeral containers; the target's files read through /proc/<pid>/root"))
-		}, SpecTimeout(framework.DefaultTimeouts.Spec))
+const usernsPodText = "ephemeral containers of a hostUsers: false pod, with and without targetContainerName, are in the pod's user namespace with its maps, not the node's, and the targeting one reads the target's files through /proc/<pid>/root [CRI-2] [CRI-6] [MinimumKubeletVersion:1.33]"
+
+var usernsPodLabels = framework.Label(framework.LabelSecurity, framework.LabelLinuxOnly, framework.MinimumKubeletVersion(usernsMinKubelet), string(capability.UsernsPod), framework.LabelPID, framework.LabelFilesystem)
+
+var _ = Describe("User namespaces through the kubelet", framework.Label(framework.LabelCluster), func() {
+	It(usernsPodText, usernsPodLabels, func(ctx SpecContext) { usernsPod(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
+
+// usernsPod: see usernsPodText.
+func usernsPod(ctx SpecContext, at placement) {
+	f := at.framework(ctx, capability.UsernsPod)
+	framework.SkipOnWindows(env.Runtime.OS)
+	f.RequireKubelet(ctx, usernsMinKubelet, "user namespaces (hostUsers: false) are on by default")
+	no := false
+	created, err := f.CreatePod(ctx, targetPod(f, func(p *corev1.Pod) { p.Spec.HostUsers = &no }))
+	if err != nil {
+		f.Checker.Record(capability.Observe(capability.UsernsPod).Outcome(capability.Refused, "the API server refused a hostUsers: false pod").Evidence("%s", kube.Rejection(err)).Done(""))
+		return
+	}
+	pod, failed := runsOrFails(ctx, f, created.Name)
+	if failed != "" {
+		// The node could not run it: "not supported" when the profile
+		// says so, nonconformant when it declares support.
+		f.Checker.Record(capability.Observe(capability.UsernsPod).Outcome(capability.Refused, "the node did not run a hostUsers: false pod").Evidence("%s", failed).Done(""))
+		return
+	}
+	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("targeting", "target"))
+	pod = f.RunEphemeral(ctx, pod.Name, f.DebugContainer("plain", ""))
+	b := capability.Observe(capability.UsernsPod).Evidence("pod %s with hostUsers: false on node %s; ephemeral containers targeting (targetContainerName: target) and plain (none)", pod.Name, pod.Spec.NodeName)
+	debuggers := []string{"targeting", "plain"}
+	markers := []string{f.TargetMarker("target"), f.DebugMarker("targeting"), f.DebugMarker("plain")}
+	report, unavailable := f.NodeReport(ctx, pod, markers...)
+	seen := unavailable == ""
+	for _, m := range markers {
+		seen = seen && len(report.Found[m]) > 0
+	}
+	if seen {
+		t := report.Found[markers[0]][0]
+		b.Evidence("judged %s; the node's user namespace %s (%s)\ntarget %s: %s", kube.ObserverFrom, report.Node.Namespaces[oracle.User], report.Node.How, t, t.UserNS())
+		b.Check(t.UIDMap != identityMap && t.UIDMap != "", "the target's uid_map is %q: it runs in the node's user namespace", t.UIDMap)
+		b.Check(t.Namespaces[oracle.User] != report.Node.Namespaces[oracle.User], "the target is in the node's user namespace %s", t.Namespaces[oracle.User])
+		for i, name := range debuggers {
+			d := report.Found[markers[i+1]][0]
+			b.Evidence("%s %s: %s", name, d, d.UserNS())
+			b.Check(oracle.Same(oracle.User, d, t), "the %s ephemeral container's user namespace %s is not the pod's (the target's) %s", name, d.Namespaces[oracle.User], t.Namespaces[oracle.User])
+			b.Check(d.UIDMap == t.UIDMap && d.GIDMap == t.GIDMap, "the %s ephemeral container's maps (uid %q, gid %q) are not the pod's (uid %q, gid %q)", name, d.UIDMap, d.GIDMap, t.UIDMap, t.GIDMap)
+		}
+	} else {
+		// The node's /proc is out of reach (see NodeReport): the
+		// inside view decides, and the evidence says so.
+		b.Evidence("from inside the containers: %s", unavailable)
+		out, stderr, err := run(ctx, f, pod.Name, "plain", nil, "wget", "-qO-", "http://localhost:8080/info")
+		var info targetinfo.Info
+		if err != nil || json.Unmarshal([]byte(out), &info) != nil {
+			b.Problem("the target's /info did not answer the ephemeral container: %v %q %q", err, out, stderr)
+		} else {
+			tmap := oracle.NormalizeMap(info.UIDMap)
+			b.Evidence("the target's /info: user namespace %s, uid_map %q", info.Namespaces["user"], tmap)
+			b.Check(tmap != identityMap && tmap != "", "the target's uid_map is %q: it runs in the node's user namespace", tmap)
+			for _, name := range debuggers {
+				link, _, lerr := run(ctx, f, pod.Name, name, nil, "readlink", "/proc/self/ns/user")
+				m, _, merr := run(ctx, f, pod.Name, name, nil, "cat", "/proc/self/uid_map")
+				link, m = strings.TrimSpace(link), oracle.NormalizeMap(m)
+				b.Evidence("%s: /proc/self/ns/user %s (%v), uid_map %q (%v)", name, link, lerr, m, merr)
+				b.Check(lerr == nil && link == info.Namespaces["user"], "the %s ephemeral container's user namespace %s is not the target's %s", name, link, info.Namespaces["user"])
+				b.Check(merr == nil && m == tmap, "the %s ephemeral container's uid_map %q is not the target's %q", name, m, tmap)
+			}
+		}
+	}
+	// CRI-6 in a user-namespace pod (kubernetes/kubernetes#117159).
+	procs, raw := processes(ctx, f, pod.Name, "targeting")
+	if pid := kube.PIDOf(procs, f.TargetMarker("target")); pid == 0 {
+		b.Problem("the target's process is not visible from the targeting ephemeral container").Evidence("ps in it:\n%s", raw)
+	} else {
+		path := fmt.Sprintf("/proc/%d/root/ectest/marker", pid)
+		marker, stderr, err := run(ctx, f, pod.Name, "targeting", nil, "cat", path)
+		b.Evidence("the target is PID %d in the targeting ephemeral container; cat %s: %q %q %v", pid, path, marker, stderr, err)
+		if err != nil {
+			b.Problem("cannot read the target's files through %s as the same user of the same user namespace (kubernetes/kubernetes#117159): %s", path, strings.TrimSpace(stderr))
+		} else {
+			b.Check(strings.TrimSpace(marker) == f.Token+"-target", "read %q from %s, want %q", strings.TrimSpace(marker), path, f.Token+"-target")
+		}
+	}
+	f.Checker.Record(b.Done("the pod's user namespace and maps in both ephemeral containers; the target's files read through /proc/<pid>/root"))
+}
 
 // runsOrFails waits until the pod runs, or until the node says it cannot
 // run it: a container waiting for a reason other than creation, or a
