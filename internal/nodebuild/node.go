@@ -36,7 +36,7 @@ func (b *Builder) NodeImage(ctx context.Context, v nodeimage.Version, rt nodeima
 	if err != nil {
 		return "", err
 	}
-	key := cacheKey("node", v.String()+"-"+rt.Name, filepath.Base(binDir), filepath.Base(rootfs), rt.Key(), nodeimage.KindVersion, runtime.GOARCH, nodeRecipe)
+	key := cacheKey("node", v.String()+"-"+rt.Name, filepath.Base(binDir), filepath.Base(rootfs), rt.Key(), nodeimage.KindVersion, nodeimage.CrictlVersion, runtime.GOARCH, nodeRecipe)
 	ref := nodeimage.NodeImageRepository + ":" + strings.TrimPrefix(key, "node-")
 	if exec.CommandContext(ctx, "docker", "image", "inspect", ref).Run() == nil {
 		b.logf("node image %s: cached in docker", ref)
@@ -45,7 +45,7 @@ func (b *Builder) NodeImage(ctx context.Context, v nodeimage.Version, rt nodeima
 	if err := b.preflight(ctx, rootfs, rt); err != nil {
 		return "", fmt.Errorf("node image %s for Kubernetes %s is not built yet, and building it %w", ref, v, err)
 	}
-	step := b.begin("node image "+ref, fmt.Sprintf("stages: Kubernetes binaries, Debian root filesystem, node runtime %s, etcd and CoreDNS, images and assembly", rt.Name))
+	step := b.begin("node image "+ref, fmt.Sprintf("stages: Kubernetes binaries, Debian root filesystem, node runtime %s, crictl, etcd and CoreDNS, images and assembly", rt.Name))
 	defer b.enclose(step)(&err)
 	if binDir, err = b.KubernetesBinaries(ctx, v); err != nil {
 		return "", err
@@ -54,6 +54,10 @@ func (b *Builder) NodeImage(ctx context.Context, v nodeimage.Version, rt nodeima
 		return "", err
 	}
 	built, err := b.RuntimePrograms(ctx, rt)
+	if err != nil {
+		return "", err
+	}
+	crictl, err := b.goInstall(ctx, "sigs.k8s.io/cri-tools", "sigs.k8s.io/cri-tools/cmd/crictl", nodeimage.CrictlVersion, "crictl")
 	if err != nil {
 		return "", err
 	}
@@ -84,7 +88,7 @@ func (b *Builder) NodeImage(ctx context.Context, v nodeimage.Version, rt nodeima
 		return "", err
 	}
 	done := b.stage("node assembly and docker import", "about 1 min")
-	if err := assemble(root, filepath.Join(kindDir, "images/base/files"), binDir, v, list, rt, built); err != nil {
+	if err := assemble(root, filepath.Join(kindDir, "images/base/files"), binDir, crictl, v, list, rt, built); err != nil {
 		return "", done(err)
 	}
 	imp := exec.CommandContext(ctx, "sh", "-c", `tar --numeric-owner --xattrs -C "$1" -c . | docker import \
@@ -204,7 +208,8 @@ func (b *Builder) enclose(s *progress.Step) func(errp *error) {
 // that ran ectest-mutation's main (exit 2 at once): never reuse them.
 // (CRI-O nodes left it at 6: containerd nodes are assembled as before, and
 // a cri-o node's key differs by its runtime.)
-const nodeRecipe = "6"
+// 7: every node carries crictl (nodeimage.CrictlVersion).
+const nodeRecipe = "7"
 
 func (b *Builder) moduleDir(ctx context.Context, modVersion string) (string, error) {
 	out, err := b.output(ctx, "", b.goCmd(), "mod", "download", "-json", modVersion)
@@ -224,7 +229,7 @@ func (b *Builder) moduleDir(ctx context.Context, modVersion string) (string, err
 // assemble turns a Debian root filesystem into a kind node: kind's base
 // image files, the node runtime, Kubernetes binaries, images, and the fixes
 // these hosts need.
-func assemble(root, kindFiles, binDir string, v nodeimage.Version, list ImageList, rt nodeimage.NodeRuntime, built map[string]string) error {
+func assemble(root, kindFiles, binDir, crictl string, v nodeimage.Version, list ImageList, rt nodeimage.NodeRuntime, built map[string]string) error {
 	write := func(p string, mode os.FileMode, content string) error {
 		full := filepath.Join(root, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -298,6 +303,13 @@ func assemble(root, kindFiles, binDir string, v nodeimage.Version, list ImageLis
 		if err := write("usr/bin/"+c, 0o755, string(data)); err != nil {
 			return err
 		}
+	}
+	data, err := os.ReadFile(crictl)
+	if err != nil {
+		return err
+	}
+	if err := write("usr/local/bin/crictl", 0o755, string(data)); err != nil {
+		return err
 	}
 	files := map[string]string{
 		"kind/version":            v.String() + "\n",

@@ -8,6 +8,12 @@ import (
 // and library this project uses; it must match go.mod.
 const KindVersion = "v0.33.0"
 
+// CrictlVersion is the crictl (sigs.k8s.io/cri-tools, built from the Go
+// module proxy) every node image carries in /usr/local/bin, as kind's own
+// node images do: an operator's tool, and the one the cluster suite uses to
+// remove a container behind the kubelet's back (LIFE-2, removed-stays-gone).
+const CrictlVersion = "v1.37.0"
+
 // NodeImageRepository is where built node images are tagged in Docker.
 const NodeImageRepository = "ectest/kind-node"
 
