@@ -73,6 +73,10 @@ const (
 	// KubeletStatusSyncPeriod is the status manager's syncPeriod: a changed
 	// container status is sent at once, and at the latest on this resync.
 	KubeletStatusSyncPeriod = 10 * time.Second
+	// KubeletSyncFrequency is the default syncFrequency (pkg/kubelet/apis/
+	// config/v1beta1/defaults.go): every pod is synced again this often,
+	// jittered up by half (pod_workers.go workerResyncIntervalJitterFactor).
+	KubeletSyncFrequency = time.Minute
 )
 
 // NeverRestartedWindow is how long LIFE-2 watches an exited ephemeral
@@ -87,3 +91,14 @@ const (
 // 10s + 1s + 10s = 21s. A window that long, started later than the exit,
 // cannot end before a restart would show.
 const NeverRestartedWindow = KubeletInitialCrashLoopBackOff + KubeletPLEGRelistPeriod + KubeletStatusSyncPeriod
+
+// RemovedNeverStartedWindow is how long LIFE-2 watches an ephemeral
+// container removed from the runtime behind the kubelet's back for a new
+// start (kubernetes/kubernetes#124176). The kubelet starts an ephemeral
+// container the runtime has no record of (kuberuntime computePodActions:
+// FindContainerStatusByName == nil). The removal of a running container
+// is a ContainerDied event at the next relist (pleg generateEvents), which
+// syncs the pod at once; should that sync not start it, the pod's periodic
+// sync does, at most the jittered sync frequency later (1.5 x 60s), and a
+// new run shows within a relist and a status sync: 90s + 1s + 10s = 101s.
+const RemovedNeverStartedWindow = KubeletSyncFrequency*3/2 + KubeletPLEGRelistPeriod + KubeletStatusSyncPeriod

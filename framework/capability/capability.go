@@ -73,6 +73,7 @@ const (
 	UsernsValidation   Name = "userns-validation"
 	UsernsNode         Name = "userns-node"
 	DebugProfileGrants Name = "debug-profile-grants"
+	RemovedStaysGone   Name = "removed-stays-gone"
 )
 
 var all = []Definition{
@@ -119,6 +120,12 @@ var all = []Definition{
 	// into credentials. Required: any runtime must honour what a container
 	// asks for, and give it nothing more (SEC-3).
 	{DebugProfileGrants, "a debug container made by kubectl debug --profile holds what its security context asks for, no less and no more: the added capabilities, privileged's whole bounding set without seccomp, restricted's non-root user, no_new_privs, seccomp filter and empty capability sets, the node's root at /host", []string{"SEC-3"}, true, linuxOnly, onWindows},
+	// LIFE-2 for an ephemeral container whose runtime record is lost
+	// behind the kubelet's back (a node agent's crictl rm, a runtime that
+	// lost its state): the kubelet must not start it again
+	// (kubernetes/kubernetes#124176). The kubelet decides, with the
+	// runtime's record: a stack-level capability of the cluster layer.
+	{RemovedStaysGone, "an ephemeral container removed from the runtime behind the kubelet's back (crictl rm on the node) is not started again", []string{"LIFE-2"}, true, linuxOnly, nowhere},
 }
 
 // onlyAt: capabilities judged at one layer only. The HostProcess rules are
@@ -136,6 +143,8 @@ var onlyAt = map[Name]Layer{
 	UsernsNode: LayerCRI,
 	// kubectl debug exists only at the cluster layer.
 	DebugProfileGrants: LayerCluster,
+	// Only a kubelet starts containers on its own.
+	RemovedStaysGone: LayerCluster,
 }
 
 // OnlyAt is the one layer a capability is judged at ("" for every layer).

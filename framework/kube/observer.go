@@ -3,8 +3,11 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+
+	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/programs/helper"
@@ -28,16 +31,9 @@ const ObserverFrom = "outside, by an observer in the node's PID namespace (a hos
 // namespace: a runtime that does not honour hostPID): the spec then judges
 // from inside, and says so.
 func (f *Framework) NodeReport(ctx context.Context, pod *corev1.Pod, markers ...string) (r oracle.Report, unavailable string) {
-	if !f.OwnDebugImage {
-		return r, fmt.Sprintf("the debug image %s is not the suite's own, so it has no %s to observe the node with", f.Images[images.Debug], helper.Path)
-	}
-	node := pod.Spec.NodeName
-	if node == "" {
-		return r, "the pod has no node"
-	}
-	name, err := f.observer(ctx, node)
-	if err != nil {
-		return r, err.Error()
+	name, unavailable := f.nodeObserver(ctx, pod)
+	if unavailable != "" {
+		return r, unavailable
 	}
 	out, stderr, err := f.Exec(ctx, name, "observer", nil, false, append([]string{helper.Path, helper.ModeOracle}, markers...)...)
 	if err != nil {
@@ -52,6 +48,49 @@ func (f *Framework) NodeReport(ctx context.Context, pod *corev1.Pod, markers ...
 		return r, "the node observer does not see the node's kubelet, so it is not in the node's PID namespace: " + r.NoNode
 	}
 	return r, ""
+}
+
+// nodeObserver is the node observer of the pod's node (started once per
+// spec and node), or why there is none.
+func (f *Framework) nodeObserver(ctx context.Context, pod *corev1.Pod) (name, unavailable string) {
+	if !f.OwnDebugImage {
+		return "", fmt.Sprintf("the debug image %s is not the suite's own, so it has no %s to observe the node with", f.Images[images.Debug], helper.Path)
+	}
+	if pod.Spec.NodeName == "" {
+		return "", "the pod has no node"
+	}
+	name, err := f.observer(ctx, pod.Spec.NodeName)
+	if err != nil {
+		return "", err.Error()
+	}
+	return name, ""
+}
+
+// NodeCommand runs argv in the node's mount namespace (nsenter into the
+// namespaces of the node's PID 1, from the node observer), for a spec that
+// must act on the node behind the kubelet's back (remove a container with
+// the node's crictl). unavailable says why it cannot run there (as for
+// NodeReport, or the node has no such program); err is the command's own
+// failure, with its output.
+func (f *Framework) NodeCommand(ctx context.Context, pod *corev1.Pod, argv ...string) (stdout string, unavailable string, err error) {
+	name, unavailable := f.nodeObserver(ctx, pod)
+	if unavailable != "" {
+		return "", unavailable, nil
+	}
+	// command -v in the node's namespaces first: a program it does not
+	// find (exit status 1) is the node's shape, not the command failing.
+	if _, stderr, err := f.Exec(ctx, name, "observer", nil, false, "nsenter", "-t", "1", "-m", "--", "sh", "-c", "command -v "+argv[0]); err != nil {
+		var exit utilexec.ExitError
+		if errors.As(err, &exit) {
+			return "", fmt.Sprintf("node %s has no %s", pod.Spec.NodeName, argv[0]), nil
+		}
+		return "", fmt.Sprintf("the node observer %s did not answer: %v: %s", name, err, stderr), nil
+	}
+	out, stderr, err := f.Exec(ctx, name, "observer", nil, false, append([]string{"nsenter", "-t", "1", "-m", "--"}, argv...)...)
+	if err != nil {
+		return out, "", fmt.Errorf("%s on node %s: %v: %s", strings.Join(argv, " "), pod.Spec.NodeName, err, stderr)
+	}
+	return out, "", nil
 }
 
 // observer starts (once per spec and node) the node observer and returns

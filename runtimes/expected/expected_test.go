@@ -34,7 +34,7 @@ func TestBuiltinFilesParseAndMatch(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", c.rt, got, c.want)
 		}
 	}
-	if d := For(files, capability.RuntimeInfo{Name: "containerd", Version: "2.4.2"}).Deviations(); strings.Join(names(d), ",") != "target-id-validation,unknown-namespace-mode-error" {
+	if d := For(files, capability.RuntimeInfo{Name: "containerd", Version: "2.4.2"}).Deviations(); strings.Join(names(d), ",") != "removed-stays-gone,target-id-validation,unknown-namespace-mode-error" {
 		t.Errorf("deviations: %v", d)
 	}
 }

@@ -465,6 +465,17 @@ func kubectlDebug(ctx context.Context, f *kube.Framework, kc kubectlBinary, styl
 	return r
 }
 
+// pullFailed says whether a debug container that never ran failed to get
+// its image (debugOutput's notStarted starts with the waiting reason).
+func pullFailed(notStarted string) bool {
+	for _, r := range []string{"ErrImagePull", "ImagePullBackOff", "InvalidImageName"} {
+		if strings.HasPrefix(notStarted, r+":") {
+			return true
+		}
+	}
+	return false
+}
+
 // failedToStart are the kubelet's reasons for a container it could not
 // create or start (waiting states that do not pass by themselves).
 var failedToStart = map[string]bool{"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true, "ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true}
@@ -612,10 +623,14 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 			// context that landed. The API object and the admission are
 			// kubectl's and the API server's: spec outcomes only.
 			var obs *capability.Builder
+			others := len(problems) // kubectl's and admission's
 			if row.Admitted == "yes" {
 				landed, _ := shapeOf(r.obj, debugContainerName)
 				out, notStarted := debugOutput(ctx, f, r.pod)
 				switch {
+				case pullFailed(notStarted):
+					// The suite's registry, not the node.
+					Fail(fmt.Sprintf("%sthe debug image %s could not be pulled: %s", capability.EnvironmentErrorPrefix, f.Images[images.Debug], notStarted))
 				case notStarted != "":
 					row.Process = "not started: " + notStarted
 					// The kubelet's refusal is right only for runAsNonRoot
@@ -643,7 +658,10 @@ var _ = Describe("kubectl debug profiles", framework.Label(framework.LabelCluste
 				row.Verdict = "FAILED: " + strings.Join(problems, "; ")
 			}
 			AddReportEntry("profile cell", fmt.Sprintf("admitted: %s %s\nAPI: %s\nprocess: %s", row.Admitted, row.Message, row.API, row.Process), ReportEntryVisibilityAlways)
-			if obs != nil {
+			// kubectl's or admission's failure is the spec's outcome, with
+			// the process as evidence, and no capability verdict; the node's
+			// is recorded only where they did what they document.
+			if others == 0 && obs != nil {
 				obs.Case(fmt.Sprintf("kubectl %s --profile=%s %s", kc.Release, profile, style))
 				f.Checker.Record(obs.Done("the debug process holds what its security context asks for"))
 			}

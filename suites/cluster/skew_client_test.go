@@ -13,6 +13,28 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
+// throughDouble is a client of the real API server, or (personality not
+// empty) of a TEST DOUBLE of fixtures/apiproxy in front of it, started for
+// the spec and stopped at its end, its log in the report; and how to name
+// the server in evidence.
+func throughDouble(f *kube.Framework, personality apiproxy.Personality) (kubernetes.Interface, string) {
+	GinkgoHelper()
+	if personality == "" {
+		return f.Client, "the real API server " + env.ServerVersion
+	}
+	x, err := apiproxy.Start(f.Config, personality)
+	if err != nil {
+		f.Checker.Fail("start the test double: " + err.Error())
+	}
+	DeferCleanup(x.Close)
+	DeferCleanup(func() { AddReportEntry("what the test double did", x.Log(), ReportEntryVisibilityAlways) })
+	client, err := kubernetes.NewForConfig(x.Config())
+	if err != nil {
+		f.Checker.Fail(err.Error())
+	}
+	return client, fmt.Sprintf("TEST DOUBLE %q (fixtures/apiproxy) in front of the real API server %s", personality, env.ServerVersion)
+}
+
 // SKEW-2 from the client's side: what the suite's client code
 // (framework/kube, ephemeralapi.go) concludes about a server, against the
 // real API server and against a TEST DOUBLE of older servers
@@ -29,19 +51,7 @@ var _ = Describe("A client of pods/ephemeralcontainers", framework.Label(framewo
 			f := kube.New(ctx, session, nil)
 			pod, err := f.CreatePod(ctx, targetPod(f))
 			Expect(err).NotTo(HaveOccurred())
-			client, server := kubernetes.Interface(f.Client), "the real API server "+env.ServerVersion
-			if personality != "" {
-				x, err := apiproxy.Start(f.Config, personality)
-				if err != nil {
-					f.Checker.Fail("start the test double: " + err.Error())
-				}
-				DeferCleanup(x.Close)
-				DeferCleanup(func() { AddReportEntry("what the test double did", x.Log(), ReportEntryVisibilityAlways) })
-				if client, err = kubernetes.NewForConfig(x.Config()); err != nil {
-					f.Checker.Fail(err.Error())
-				}
-				server = fmt.Sprintf("TEST DOUBLE %q (fixtures/apiproxy) in front of the real API server %s", personality, env.ServerVersion)
-			}
+			client, server := throughDouble(f, personality)
 			api, err := kube.DiscoverEphemeralAPI(client.Discovery())
 			Expect(err).NotTo(HaveOccurred(), "discovery of %s", server)
 			AddReportEntry("discovery of "+server, api.String(), ReportEntryVisibilityAlways)

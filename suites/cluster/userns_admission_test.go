@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // usernsRelaxedFromMinor is the first release whose Pod Security policy
@@ -111,19 +110,7 @@ func usernsAdmission(ctx SpecContext, level, version string, userns bool, target
 	Expect(err).NotTo(HaveOccurred(), "the target pod itself must be admitted (hostUsers: false: %v): %s", userns, kube.Rejection(err))
 	ec := f.DebugContainer("debugger", "target")
 	shape(&ec)
-	client, server := kubernetes.Interface(f.Client), "server "+env.ServerVersion
-	if double != "" {
-		x, err := apiproxy.Start(f.Config, double)
-		if err != nil {
-			f.Checker.Fail("start the test double: " + err.Error())
-		}
-		DeferCleanup(x.Close)
-		DeferCleanup(func() { AddReportEntry("what the test double did", x.Log(), ReportEntryVisibilityAlways) })
-		if client, err = kubernetes.NewForConfig(x.Config()); err != nil {
-			f.Checker.Fail(err.Error())
-		}
-		server = fmt.Sprintf("TEST DOUBLE %q (fixtures/apiproxy) in front of server %s", double, env.ServerVersion)
-	}
+	client, server := throughDouble(f, double)
 	_, err = f.AddEphemeral(ctx, client, pod.Name, ec)
 	AddReportEntry(fmt.Sprintf("%s: %s namespace (policy %s), hostUsers: false %v", server, level, orLatest(version), userns), kube.Rejection(err), ReportEntryVisibilityAlways)
 	return err
