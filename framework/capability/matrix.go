@@ -262,6 +262,22 @@ func (m Matrix) Nonconformant() []Name {
 	return m.where(func(c Cell) bool { return c.Verdict == Nonconformant })
 }
 
+// Conformant lists the capabilities judged conformant at some layer and
+// nonconformant at none.
+func (m Matrix) Conformant() []Name {
+	bad := map[Name]bool{}
+	for _, n := range m.Nonconformant() {
+		bad[n] = true
+	}
+	var out []Name
+	for _, n := range m.where(func(c Cell) bool { return c.Verdict == Conformant }) {
+		if !bad[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // where lists the capabilities with a cell, at any layer, that ok accepts.
 func (m Matrix) where(ok func(Cell) bool) []Name {
 	var out []Name

@@ -94,6 +94,15 @@ func (r Run) Nonconformant() []capability.Name {
 	return r.Matrix.Nonconformant()
 }
 
+// Conformant lists the capabilities the run judged conformant (at some
+// layer, and nonconformant at none).
+func (r Run) Conformant() []capability.Name {
+	if r.Matrix == nil {
+		return nil
+	}
+	return r.Matrix.Conformant()
+}
+
 // Unverified lists the capabilities the run left unverified at any layer.
 func (r Run) Unverified() []capability.Name {
 	if r.Matrix == nil {
