@@ -20,6 +20,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The kubectl debug profiles, as k8s.io/kubectl pkg/cmd/debug/profiles.go
@@ -477,8 +478,14 @@ func pullFailed(notStarted string) bool {
 }
 
 // failedToStart are the kubelet's reasons for a container it could not
-// create or start (waiting states that do not pass by themselves).
-var failedToStart = map[string]bool{"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true, "ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true}
+// create or start. Final: the configuration itself is refused (runAsNonRoot
+// with an image that runs as root), and every retry says the same. The
+// others the kubelet retries, and a retry may succeed (a sandbox being
+// replaced, a pull racing): the container counts as not started only when
+// one of them still stands at the end of the wait.
+var failedToStart = map[string]bool{"CreateContainerConfigError": true, "InvalidImageName": true}
+
+var retriedToStart = map[string]bool{"CreateContainerError": true, "RunContainerError": true, "ErrImagePull": true, "ImagePullBackOff": true}
 
 // debugOutput waits for the debug container's output to end with the
 // marker, or for the kubelet to refuse to start it (runAsNonRoot with an
@@ -486,10 +493,12 @@ var failedToStart = map[string]bool{"CreateContainerConfigError": true, "CreateC
 // and no user); it returns the output or why it never ran.
 func debugOutput(ctx context.Context, f *kube.Framework, pod string) (out, notStarted string) {
 	GinkgoHelper()
-	Eventually(ctx, func() (bool, error) {
+	retrying := "" // a retried failure standing at the last look
+	timeout := f.Timeouts.ImagePull + f.Timeouts.ContainerReady
+	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll*5, timeout, true, func(ctx context.Context) (bool, error) {
 		p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return false, nil
 		}
 		statuses := append(append([]corev1.ContainerStatus{}, p.Status.ContainerStatuses...), p.Status.EphemeralContainerStatuses...)
 		var st *corev1.ContainerStatus
@@ -498,9 +507,16 @@ func debugOutput(ctx context.Context, f *kube.Framework, pod string) (out, notSt
 				st = &statuses[i]
 			}
 		}
-		if st != nil && st.State.Waiting != nil && failedToStart[st.State.Waiting.Reason] {
-			notStarted = st.State.Waiting.Reason + ": " + st.State.Waiting.Message
-			return true, nil
+		retrying = ""
+		if st != nil && st.State.Waiting != nil {
+			w := st.State.Waiting.Reason + ": " + st.State.Waiting.Message
+			if failedToStart[st.State.Waiting.Reason] {
+				notStarted = w
+				return true, nil
+			}
+			if retriedToStart[st.State.Waiting.Reason] {
+				retrying = w
+			}
 		}
 		if logs, err := f.Logs(ctx, pod, debugContainerName); err == nil { // an error: not started yet
 			out = logs
@@ -521,10 +537,14 @@ func debugOutput(ctx context.Context, f *kube.Framework, pod string) (out, notSt
 			return true, nil
 		}
 		return false, nil
-	}).WithTimeout(f.Timeouts.ImagePull+f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*5).Should(BeTrue(),
-		func() string {
-			return fmt.Sprintf("the debug container of %s/%s never printed its status; output so far:\n%s", f.Namespace, pod, out)
-		})
+	})
+	switch {
+	case err == nil:
+	case retrying != "" && ctx.Err() == nil:
+		notStarted = fmt.Sprintf("%s (still so after %s of the kubelet's retries)", retrying, timeout)
+	default:
+		Fail(fmt.Sprintf("the debug container of %s/%s never printed its status (%v); output so far:\n%s", f.Namespace, pod, err, out))
+	}
 	return out, notStarted
 }
 
