@@ -106,13 +106,16 @@ matrix:
 
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime and against CRI-O, each checked against
 ## its expected verdicts, the exit-code contract of every entry point (hack/contract-selftest.sh), the mutation self-test (focused: each fault through the specs that can see it; make
-## mutation runs every spec per fault), and the offline kind cluster pipeline (built from source on first use, then cached)
-test: verify unit
-	hack/selftest.sh
-	hack/contract-selftest.sh
-	hack/windows-selftest.sh
-	FOCUSED=1 hack/mutation.sh
-	hack/cluster-selftest.sh
+## mutation runs every spec per fault), and the offline kind cluster pipeline (built from source on first use, then cached);
+## at the end (or at the first failing stage) a table of each stage's time, also in $(REPORT_DIR)/test-stages.md
+test:
+	REPORT_DIR=$(REPORT_DIR) hack/stage.sh --first verify $(MAKE) --no-print-directory verify
+	REPORT_DIR=$(REPORT_DIR) hack/stage.sh unit $(MAKE) --no-print-directory unit
+	REPORT_DIR=$(REPORT_DIR) hack/stage.sh selftest hack/selftest.sh
+	REPORT_DIR=$(REPORT_DIR) hack/stage.sh contract hack/contract-selftest.sh
+	REPORT_DIR=$(REPORT_DIR) hack/stage.sh windows-selftest hack/windows-selftest.sh
+	REPORT_DIR=$(REPORT_DIR) FOCUSED=1 hack/stage.sh mutation hack/mutation.sh
+	REPORT_DIR=$(REPORT_DIR) hack/stage.sh --last cluster-selftest hack/cluster-selftest.sh
 
 ## mutation: the CRI suite through every fault of the fault-injecting CRI proxy (a self-test), every spec per
 ## fault (FOCUSED=1: only the specs labelled with what the fault must break and its collateral, as make test); a surviving
