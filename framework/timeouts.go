@@ -32,6 +32,10 @@ type Timeouts struct {
 	LogWrite time.Duration
 	// Cleanup bounds the teardown of one resource.
 	Cleanup time.Duration
+	// Drain is how long, at the end of a cluster run, the namespaces its
+	// specs deleted without waiting (and their pods' sandboxes on the
+	// nodes) may take to be gone before what is left counts as leaked.
+	Drain time.Duration
 	// Poll is the interval of Eventually polls.
 	Poll time.Duration
 	// EnvironmentProbe bounds one check of the suite's own environment (the
@@ -52,6 +56,7 @@ var DefaultTimeouts = Timeouts{
 	Exec:           20 * time.Second,
 	LogWrite:       10 * time.Second,
 	Cleanup:        60 * time.Second,
+	Drain:          3 * time.Minute,
 	Poll:           100 * time.Millisecond,
 
 	EnvironmentProbe: 5 * time.Second,

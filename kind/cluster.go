@@ -2,6 +2,7 @@ package kind
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -491,6 +492,42 @@ func (c *Cluster) OCIRuntimeVersion(handler string) string {
 	}
 	first, _, _ := strings.Cut(out.String(), "\n")
 	return strings.TrimSpace(strings.Replace(first, " version ", " ", 1))
+}
+
+// NodeSandboxes lists, on every node of a kind cluster, the pod sandboxes
+// that carry the label key=value (the node's crictl, as kind's own node
+// images carry it), as "node/sandbox-id namespace/name". ok is false when
+// the nodes cannot be reached from here (a cluster given by kubeconfig).
+func (c *Cluster) NodeSandboxes(key, value string) (found []string, ok bool, err error) {
+	if c.provider == nil {
+		return nil, false, nil
+	}
+	nodes, err := c.provider.ListNodes(c.Name)
+	if err != nil {
+		return nil, true, err
+	}
+	for _, n := range nodes {
+		var out, errOut strings.Builder
+		cmd := n.Command("crictl", "pods", "--label", key+"="+value, "-o", "json")
+		cmd.SetStdout(&out)
+		cmd.SetStderr(&errOut)
+		if err := cmd.Run(); err != nil {
+			return found, true, fmt.Errorf("node %s: crictl pods: %w: %s", n, err, strings.TrimSpace(errOut.String()))
+		}
+		var list struct {
+			Items []struct {
+				ID       string `json:"id"`
+				Metadata struct{ Name, Namespace string }
+			} `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(out.String()), &list); err != nil {
+			return found, true, fmt.Errorf("node %s: crictl pods: %w", n, err)
+		}
+		for _, p := range list.Items {
+			found = append(found, fmt.Sprintf("%s/%.13s %s/%s", n, p.ID, p.Metadata.Namespace, p.Metadata.Name))
+		}
+	}
+	return found, true, nil
 }
 
 // Down deletes a cluster this run created, unless asked to keep it.

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/registry"
@@ -316,7 +317,11 @@ func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
 	return client, err
 }
 
-// Leaks lists namespaces, Node objects (registered by specs) and cluster-scoped RBAC objects of this run still present.
+// Leaks lists what of this run is still present once its asynchronous
+// deletions had framework.Timeouts.Drain to finish: namespaces (specs ask
+// for theirs to be deleted and do not wait), pod sandboxes on the nodes of
+// a kind cluster (the kubelet's teardown of the pods in them), Node objects
+// (registered by specs) and cluster-scoped RBAC objects.
 func (h *ClusterHandle) Leaks(ctx context.Context) ([]string, error) {
 	client, err := clientFor(h.Env.Kubeconfig)
 	if err != nil {
@@ -324,12 +329,33 @@ func (h *ClusterHandle) Leaks(ctx context.Context) ([]string, error) {
 	}
 	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + h.Env.RunID}
 	var out []string
-	nss, err := client.CoreV1().Namespaces().List(ctx, sel)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range nss.Items {
-		out = append(out, "namespace "+n.Name)
+	var sandboxes []string
+	deadline := time.Now().Add(framework.DefaultTimeouts.Drain)
+	for {
+		nss, err := client.CoreV1().Namespaces().List(ctx, sel)
+		if err != nil {
+			return nil, err
+		}
+		sandboxes = nil
+		if len(nss.Items) == 0 && h.cluster != nil {
+			if sandboxes, _, err = h.cluster.NodeSandboxes(kube.LabelRun, h.Env.RunID); err != nil {
+				return nil, err
+			}
+		}
+		if (len(nss.Items) == 0 && len(sandboxes) == 0) || time.Now().After(deadline) {
+			for _, n := range nss.Items {
+				out = append(out, fmt.Sprintf("namespace %s (%s)", n.Name, n.Status.Phase))
+			}
+			for _, s := range sandboxes {
+				out = append(out, "pod sandbox on node "+s)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the run's namespaces and pod sandboxes to be gone: %w", ctx.Err())
+		case <-time.After(framework.DefaultTimeouts.Poll * 5):
+		}
 	}
 	nodes, err := client.CoreV1().Nodes().List(ctx, sel)
 	if err != nil {
