@@ -2,12 +2,15 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ectest/ectest/internal/atomicfile"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega/gmeasure"
 )
 
@@ -16,6 +19,7 @@ type DurationStats struct {
 	Name    string        `json:"name"`
 	Samples int           `json:"samples"`
 	P50     time.Duration `json:"p50Nanos"`
+	P90     time.Duration `json:"p90Nanos"`
 	P95     time.Duration `json:"p95Nanos"`
 	Min     time.Duration `json:"minNanos"`
 	Max     time.Duration `json:"maxNanos"`
@@ -54,7 +58,7 @@ func Summarize(e *gmeasure.Experiment) []DurationStats {
 		}
 		st := DurationStats{
 			Name: m.Name, Samples: len(m.Durations),
-			P50: Percentile(m.Durations, 50), P95: Percentile(m.Durations, 95),
+			P50: Percentile(m.Durations, 50), P90: Percentile(m.Durations, 90), P95: Percentile(m.Durations, 95),
 			Min: Percentile(m.Durations, 0.0001), Max: Percentile(m.Durations, 100),
 			Mean: sum / time.Duration(len(m.Durations)),
 		}
@@ -80,4 +84,46 @@ func WriteBenchmark(dir, file string, e *gmeasure.Experiment, context map[string
 		return nil, err
 	}
 	return stats, atomicfile.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
+}
+
+// The measurements of SpecTimes.
+const (
+	SpecTimeName  = "spec: start to end, cleanup included"
+	SetupTimeName = "suite setup (the slowest process's SynchronizedBeforeSuite)"
+)
+
+// SpecTimes measures a run from its own report, as a gmeasure experiment:
+// the time of every spec that ran (passed or failed, its cleanup included,
+// skipped ones left out) and the suite's setup. The suites write it beside
+// their reports (spec-times.json) and print it, so that every run says how
+// near the physical floor its specs are.
+func SpecTimes(r types.Report) *gmeasure.Experiment {
+	e := gmeasure.NewExperiment("spec times of " + r.SuiteDescription)
+	var setup time.Duration
+	for _, s := range r.SpecReports {
+		switch {
+		case s.LeafNodeType == types.NodeTypeIt && s.State != types.SpecStateSkipped && s.State != types.SpecStatePending:
+			e.RecordDuration(SpecTimeName, s.RunTime)
+		case s.LeafNodeType == types.NodeTypeSynchronizedBeforeSuite || s.LeafNodeType == types.NodeTypeBeforeSuite:
+			setup = max(setup, s.RunTime)
+		}
+	}
+	if setup > 0 {
+		e.RecordDuration(SetupTimeName, setup)
+	}
+	return e
+}
+
+// SpecTimesLine is SpecTimes in one line.
+func SpecTimesLine(stats []DurationStats) string {
+	line := "spec times:"
+	for _, st := range stats {
+		switch st.Name {
+		case SpecTimeName:
+			line += fmt.Sprintf(" %d specs, median %s, p90 %s, mean %s, max %s;", st.Samples, st.P50.Round(10*time.Millisecond), st.P90.Round(10*time.Millisecond), st.Mean.Round(10*time.Millisecond), st.Max.Round(10*time.Millisecond))
+		case SetupTimeName:
+			line += fmt.Sprintf(" setup %s;", st.Max.Round(10*time.Millisecond))
+		}
+	}
+	return strings.TrimSuffix(line, ";")
 }

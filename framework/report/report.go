@@ -429,6 +429,11 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer, 
 	if s != nil {
 		fmt.Print("\n" + Table(m) + "reports in " + dir + "\n")
 	}
+	times, err := WriteBenchmark(dir, "spec-times.json", SpecTimes(r), nil)
+	if err != nil {
+		return err
+	}
+	fmt.Println(SpecTimesLine(times))
 	sum := SummarizeRun(r, m, dir)
 	if (s != nil && runtimes.IsProbe(s.Profile)) || probeRequested() {
 		sum.Probe = &ProbeSummary{}
