@@ -65,13 +65,8 @@ var DefaultTimeouts = Timeouts{
 // The kubelet's restart timing (k8s.io/kubernetes pkg/kubelet/kubelet.go
 // and pkg/kubelet/status/status_manager.go), the same in every release the
 // suite runs (read at v1.33.13, v1.34.10, v1.35.8, v1.36.4 and v1.37.1,
-// kind/nodeimage/versions.yaml), from which NeverRestartedWindow follows.
+// kind/nodeimage/versions.yaml), from which RemovedNeverStartedWindow follows.
 const (
-	// KubeletInitialCrashLoopBackOff is initialCrashLoopBackOff, the first
-	// back-off before restarting an exited container. newCrashLoopBackOff
-	// only ever lowers it: to 1s under the ReduceDefaultCrashLoopBackOffDecay
-	// gate, or to a crashLoopBackOff.maxContainerRestartPeriod below 10s.
-	KubeletInitialCrashLoopBackOff = 10 * time.Second
 	// KubeletPLEGRelistPeriod is genericPlegRelistPeriod: the kubelet
 	// relists containers, and so notices one exited, this often.
 	KubeletPLEGRelistPeriod = time.Second
@@ -83,19 +78,6 @@ const (
 	// jittered up by half (pod_workers.go workerResyncIntervalJitterFactor).
 	KubeletSyncFrequency = time.Minute
 )
-
-// NeverRestartedWindow is how long LIFE-2 watches an exited ephemeral
-// container for a restart, counted from when the API server first shows it
-// terminated (which is after it exited). A kubelet restarting it the way it
-// restarts other containers (kuberuntime doBackOff over client-go's
-// flowcontrol.Backoff) would start it again at once after its first exit
-// (no back-off entry exists yet), and at most KubeletInitialCrashLoopBackOff
-// after an exit once an entry exists; it notices the exit within one
-// relist and reports the new run within one status sync. So a restart
-// shows within back-off + relist + status sync of the exit:
-// 10s + 1s + 10s = 21s. A window that long, started later than the exit,
-// cannot end before a restart would show.
-const NeverRestartedWindow = KubeletInitialCrashLoopBackOff + KubeletPLEGRelistPeriod + KubeletStatusSyncPeriod
 
 // RemovedNeverStartedWindow is how long LIFE-2 watches an ephemeral
 // container removed from the runtime behind the kubelet's back for a new

@@ -74,6 +74,7 @@ const (
 	UsernsNode         Name = "userns-node"
 	DebugProfileGrants Name = "debug-profile-grants"
 	RemovedStaysGone   Name = "removed-stays-gone"
+	ExitedStaysExited  Name = "exited-stays-exited"
 )
 
 var all = []Definition{
@@ -126,6 +127,11 @@ var all = []Definition{
 	// (kubernetes/kubernetes#124176). The kubelet decides, with the
 	// runtime's record: a stack-level capability of the cluster layer.
 	{RemovedStaysGone, "an ephemeral container removed from the runtime behind the kubelet's back (crictl rm on the node) is not started again", []string{"LIFE-2"}, true, linuxOnly, nowhere},
+	// LIFE-2 itself: an exited ephemeral container is never restarted,
+	// whatever the pod's restartPolicy. The kubelet decides, from the
+	// runtime's record of the exit: a stack-level capability of the
+	// cluster layer, judged from the process's own trace of each start.
+	{ExitedStaysExited, "an exited ephemeral container is never started again, whatever the pod's restartPolicy (Always, OnFailure, Never)", []string{"LIFE-2"}, true, everywhere, nowhere},
 }
 
 // onlyAt: capabilities judged at one layer only. The HostProcess rules are
@@ -144,7 +150,8 @@ var onlyAt = map[Name]Layer{
 	// kubectl debug exists only at the cluster layer.
 	DebugProfileGrants: LayerCluster,
 	// Only a kubelet starts containers on its own.
-	RemovedStaysGone: LayerCluster,
+	RemovedStaysGone:  LayerCluster,
+	ExitedStaysExited: LayerCluster,
 }
 
 // OnlyAt is the one layer a capability is judged at ("" for every layer).
