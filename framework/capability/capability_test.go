@@ -353,6 +353,7 @@ func TestJudgeSpec(t *testing.T) {
 		{"recorded nonconformant", SpecEnd{IsSpec: true, State: "failed", Observations: []Observation{nc}}, Nonconformant},
 		{"recorded environment error", SpecEnd{IsSpec: true, State: "failed", FailedInSpecBody: true, Observations: []Observation{env}}, VerdictError},
 		{"environment message", SpecEnd{IsSpec: true, State: "failed", FailedInSpecBody: true, Message: EnvironmentErrorPrefix + "down"}, VerdictError},
+		{"environment broken after the failure", SpecEnd{IsSpec: true, State: "failed", FailedInSpecBody: true, Message: "x", EnvironmentError: "the runtime went away at 10:00:00.000"}, VerdictError},
 		{"setup", SpecEnd{IsSpec: true, State: "failed", Message: "x"}, VerdictError},
 		{"timed out", SpecEnd{IsSpec: true, State: "timedout", FailedInSpecBody: true}, VerdictError},
 		{"suite node", SpecEnd{State: "failed", FailedInSpecBody: false}, VerdictError},

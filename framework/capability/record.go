@@ -40,6 +40,25 @@ func (c *Checker) ForSpec(exercises ...Name) *Checker {
 // failures as errors of the run, never as nonconformance.
 const EnvironmentErrorPrefix = "ectest: environment error: "
 
+// EnvironmentEntryName is the report entry CheckAfterFailure adds to a
+// spec that failed while the suite's environment was broken.
+const EnvironmentEntryName = "ectest environment error"
+
+// CheckAfterFailure runs after each spec (an AfterEach): when the spec
+// failed other than with an environment error and the environment is
+// found broken now (the runtime went away while the spec waited on it, so
+// the spec's own assertion on a CRI call failed first), it notes so in the
+// spec's report, and the spec counts as a run error, never a verdict.
+func (c *Checker) CheckAfterFailure() {
+	r := ginkgo.CurrentSpecReport()
+	if c == nil || c.Environment == nil || !r.Failed() || IsEnvironmentFailure(r.Failure.Message) {
+		return
+	}
+	if err := c.Environment(); err != nil {
+		ginkgo.AddReportEntry(EnvironmentEntryName, err.Error(), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	}
+}
+
 // IsEnvironmentFailure reports whether a spec's failure message is an
 // environment error.
 func IsEnvironmentFailure(message string) bool {
@@ -147,14 +166,22 @@ func (c *Checker) Fail(message string) {
 	ginkgo.GinkgoHelper()
 	if c != nil && c.Environment != nil {
 		if err := c.Environment(); err != nil {
-			for _, n := range c.Exercises {
-				ginkgo.AddReportEntry(ReportEntryName, Observation{Capability: n, Layer: c.Layer, Outcome: Refused,
-					Observed: "not judged: the suite's environment broke", Evidence: message, EnvironmentError: err.Error(),
-					Requirements: c.requirements(MustLookup(n)), Declared: c.Declared[n], Verdict: VerdictError,
-					Reason: "the suite's environment broke: " + err.Error()}, ginkgo.ReportEntryVisibilityNever)
-			}
-			ginkgo.Fail(fmt.Sprintf("%s%v\n  (while: %s)", EnvironmentErrorPrefix, err, message))
+			c.FailEnvironment(err, message)
 		}
 	}
 	ginkgo.Fail(message)
+}
+
+// FailEnvironment fails the spec as an environment error (err, found while
+// doing what message says), recording each capability it exercises as not
+// judged.
+func (c *Checker) FailEnvironment(err error, message string) {
+	ginkgo.GinkgoHelper()
+	for _, n := range c.Exercises {
+		ginkgo.AddReportEntry(ReportEntryName, Observation{Capability: n, Layer: c.Layer, Outcome: Refused,
+			Observed: "not judged: the suite's environment broke", Evidence: message, EnvironmentError: err.Error(),
+			Requirements: c.requirements(MustLookup(n)), Declared: c.Declared[n], Verdict: VerdictError,
+			Reason: "the suite's environment broke: " + err.Error()}, ginkgo.ReportEntryVisibilityNever)
+	}
+	ginkgo.Fail(fmt.Sprintf("%s%v\n  (while: %s)", EnvironmentErrorPrefix, err, message))
 }

@@ -11,6 +11,10 @@ type SpecEnd struct {
 	// spec's judges run (not in a BeforeEach, a DeferCleanup, ...).
 	FailedInSpecBody bool
 	Message          string
+	// EnvironmentError, when set, says the suite's environment was found
+	// broken right after the spec failed (the runtime gone, say; see
+	// EnvironmentEntryName): whatever the failure, it is no verdict.
+	EnvironmentError string
 	// Observations are the spec's recorded (judged) observations.
 	Observations []Observation
 }
@@ -35,6 +39,9 @@ func JudgeSpec(s SpecEnd) (Verdict, string) {
 		if o.Verdict == VerdictError {
 			return VerdictError, "the suite's environment broke"
 		}
+	}
+	if s.EnvironmentError != "" {
+		return VerdictError, "the suite's environment broke: " + s.EnvironmentError
 	}
 	for _, o := range s.Observations {
 		if o.Verdict == Nonconformant {

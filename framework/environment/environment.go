@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
@@ -435,6 +436,55 @@ func registryCheck(addr string) func() error {
 	}
 }
 
+// allChecks is every check in turn; the first that fails answers.
+func allChecks(checks ...func() error) func() error {
+	return func() error {
+		for _, c := range checks {
+			if err := c(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// runtimeCheck is the environment probe of the runtime under test itself:
+// it must answer Version within Timeouts.EnvironmentProbe. A runtime that
+// was killed, hangs or was stopped in the middle of a run is no verdict on
+// any spec it took down with it (R2): every spec that failed while it was
+// gone is a run error, with when it went away. A runtime found gone less
+// than one probe ago is not asked again (a frozen one would cost every
+// spec the whole probe); one that answers again is back, and specs judge
+// again.
+func runtimeCheck(rt *cri.Conn, endpoint string) func() error {
+	var (
+		mu          sync.Mutex
+		since, when time.Time
+		last        error
+	)
+	probe := framework.DefaultTimeouts.EnvironmentProbe
+	return func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if last != nil && time.Since(when) < probe {
+			return last
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), probe)
+		_, err := rt.Runtime.Version(ctx, &runtimeapi.VersionRequest{})
+		cancel()
+		if err == nil {
+			since, last = time.Time{}, nil
+			return nil
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		when = time.Now()
+		last = fmt.Errorf("the runtime went away at %s: %s did not answer Version within %s: %s", since.Format("15:04:05.000"), endpoint, probe, cri.StatusText(err))
+		return last
+	}
+}
+
 // Session connects one parallel process to the environment.
 func (e *Environment) Session() (*cri.Session, error) {
 	rt, err := cri.Dial(e.RuntimeEndpoint)
@@ -452,6 +502,6 @@ func (e *Environment) Session() (*cri.Session, error) {
 		Runtime: rt, Image: img, Images: e.Images, Handler: e.RuntimeHandler, RunID: e.RunID,
 		LogRoot: e.LogRoot, Registry: e.Registry, Endpoint: e.RuntimeEndpoint, Timeouts: e.Timeouts,
 		OS: e.Runtime.OS, Tools: cri.ToolsFor(e.Images.Tools(e.Runtime.OS)),
-		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI, Environment: registryCheck(e.Registry)},
+		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI, Environment: allChecks(runtimeCheck(rt, e.RuntimeEndpoint), registryCheck(e.Registry))},
 	}, nil
 }

@@ -212,6 +212,11 @@ func JudgeSpecReport(sr types.SpecReport) SpecVerdict {
 	}
 	end := capability.SpecEnd{IsSpec: isSpec, State: sr.State.String(), Message: sr.Failure.Message,
 		FailedInSpecBody: sr.Failure.FailureNodeType == types.NodeTypeIt, Observations: specObservations(sr)}
+	for _, e := range sr.ReportEntries {
+		if e.Name == capability.EnvironmentEntryName {
+			end.EnvironmentError = e.StringRepresentation()
+		}
+	}
 	v, why := capability.JudgeSpec(end)
 	out := SpecVerdict{Spec: what, State: end.State, Verdict: v, Why: why, Message: truncate(strings.TrimSpace(sr.Failure.Message), maxMessage)}
 	for _, o := range end.Observations {

@@ -101,6 +101,15 @@ var _ = ReportAfterSuite("ectest reports", func(r Report) {
 	Expect(report.AfterSuite(cfg.ReportDir, r, subject, capability.LayerCluster, cfg.Expect)).To(Succeed())
 })
 
+// A spec that failed while the suite's environment was broken (the API
+// server or the registry gone) is a run error, whatever assertion failed
+// first.
+var _ = AfterEach(func() {
+	if session != nil {
+		session.Checker.CheckAfterFailure()
+	}
+})
+
 // newFramework creates the spec's namespace (deleted when the spec ends)
 // and skips, with the reason, when the profile declares a capability the
 // spec exercises not applicable.

@@ -94,13 +94,29 @@ var _ = ReportAfterSuite("ectest reports", func(r Report) {
 	Expect(report.AfterSuite(cfg.ReportDir, r, subject, capability.LayerCRI, cfg.Expect)).To(Succeed())
 })
 
+// A spec that failed while the runtime (or the registry) was gone is a run
+// error, whatever assertion failed first.
+var _ = AfterEach(func() {
+	if session != nil {
+		session.Checker.CheckAfterFailure()
+	}
+})
+
 // newFramework is a spec's framework, bound to this process's session. The
 // spec skips, with the reason, if the profile declares a capability it
-// exercises not applicable.
+// exercises not applicable; it fails at once as a run error while the
+// suite's environment is broken (the runtime went away): a run whose
+// runtime died ends within its timeouts instead of each spec waiting out
+// its own.
 func newFramework(exercises ...capability.Name) *cri.Framework {
 	GinkgoHelper()
 	for _, n := range exercises {
 		session.Checker.RequireApplicable(n)
 	}
-	return cri.New(session, exercises...)
+	f := cri.New(session, exercises...)
+	if err := session.Checker.Environment(); err != nil {
+		// Each capability the spec exercises is recorded as not judged.
+		f.Checker.FailEnvironment(err, "starting the spec")
+	}
+	return f
 }
