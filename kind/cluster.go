@@ -281,8 +281,15 @@ func Up(ctx context.Context, o Options) (_ *Cluster, err error) {
 		c.OCIFault = o.OCIFault.Fault
 		logf("SELF-TEST: the node containerd of kind cluster %q runs the fault-injecting OCI runtime wrapper with the fault %q as its runc", o.Name, o.OCIFault.Fault)
 	}
+	cgroupfs, err := cgroupfsConfig(o, rt)
+	if err != nil {
+		return nil, err
+	}
+	if cgroupfs != nil {
+		logf("cgroup v1 host: the nodes' kubelet and %s use the cgroupfs driver (runc's systemd driver freezes each new container's cgroup, which the v1 freezer fails under load: 'unable to freeze')", orUnknown(c.NodeRuntime))
+	}
 	cfg := Config(ConfigOptions{
-		Name: o.Name, NodeImage: image, Kubernetes: v, CgroupV1: hostCgroupV1(),
+		Name: o.Name, NodeImage: image, Kubernetes: v, CgroupV1: hostCgroupV1(), Cgroupfs: cgroupfs,
 		AuditPolicyDir: policyDir, AuditLogDir: filepath.Dir(c.AuditLog),
 		OwnCNI: o.NodeImage == "", CRISocket: criSocket, CRIProxyDir: proxyDir, OCIFaultDir: ociDir, Labels: cpLabels, Workers: workerConfigs,
 	})
@@ -611,6 +618,37 @@ func (c *Cluster) ConfigureRegistry(hostPort string) error {
 		}
 	}
 	return nil
+}
+
+// cgroupfsConfig is how the cluster's nodes are told to use the cgroupfs
+// driver on a cgroup v1 host (ConfigOptions.Cgroupfs), nil elsewhere: the
+// runc handlers of a containerd node image, or a CRI-O drop-in written
+// into the state directory.
+func cgroupfsConfig(o Options, rt nodeimage.NodeRuntime) (*CgroupfsConfig, error) {
+	if !hostCgroupV1() {
+		return nil, nil
+	}
+	// kind's own handlers (its base image's containerd configuration), and
+	// the further runc handlers of a node image built here.
+	c := &CgroupfsConfig{ContainerdHandlers: []string{"runc", "test-handler"}}
+	if o.NodeImage != "" {
+		return c, nil
+	}
+	if rt.IsCrio() {
+		path := filepath.Join(o.StateDir, "crio-cgroupfs.conf")
+		if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
+			return nil, err
+		}
+		return &CgroupfsConfig{CrioDropIn: path}, os.WriteFile(path, []byte(CrioCgroupfsDropIn), 0o644)
+	}
+	for _, h := range rt.Runtime.Handlers {
+		for _, opt := range h.Options {
+			if opt.Key == "SystemdCgroup" {
+				c.ContainerdHandlers = append(c.ContainerdHandlers, h.Name)
+			}
+		}
+	}
+	return c, nil
 }
 
 func hostCgroupV1() bool {

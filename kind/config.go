@@ -35,6 +35,15 @@ type ConfigOptions struct {
 	// CgroupV1 says the host runs cgroup v1: kubelets from 1.35 refuse it
 	// unless told not to.
 	CgroupV1 bool
+	// Cgroupfs, when set (on cgroup v1 hosts), makes the kubelets and the
+	// node runtimes manage cgroups directly instead of through systemd:
+	// runc's systemd driver freezes every new container's cgroup while it
+	// applies the unit's device rules (opencontainers/cgroups
+	// systemd/v1.go, freezeBeforeSet), and the v1 freezer, which never
+	// settles while a process in it is busy forking (the kernel bug cgroup
+	// v2 fixed), then fails container starts under load with "unable to
+	// freeze". The cgroupfs driver sets device rules without freezing.
+	Cgroupfs *CgroupfsConfig
 	// AuditPolicyDir and AuditLogDir are host directories mounted into the
 	// control-plane node: the policy read by the API server, and its log,
 	// readable by the suites from the host.
@@ -62,6 +71,23 @@ type ConfigOptions struct {
 	// Workers are the worker nodes; none makes a single-node cluster.
 	Workers []WorkerConfig
 }
+
+// CgroupfsConfig says how the node runtimes are told to use the cgroupfs
+// driver (ConfigOptions.Cgroupfs).
+type CgroupfsConfig struct {
+	// ContainerdHandlers are containerd's runc handlers whose SystemdCgroup
+	// option is patched off (containerd nodes).
+	ContainerdHandlers []string
+	// CrioDropIn, when set, is a host file mounted into every node as a
+	// drop-in of CRI-O's configuration setting cgroup_manager (CRI-O nodes).
+	CrioDropIn string
+}
+
+// CrioCgroupfsDropIn is the drop-in CgroupfsConfig.CrioDropIn holds.
+const CrioCgroupfsDropIn = "# ectest: cgroup v1 host, the cgroupfs driver (see kind.ConfigOptions.Cgroupfs)\n[crio.runtime]\ncgroup_manager = \"cgroupfs\"\n"
+
+// nodeCrioDropIn is where a node's CRI-O reads CgroupfsConfig.CrioDropIn.
+const nodeCrioDropIn = "/etc/crio/crio.conf.d/99-ectest-cgroupfs.conf"
 
 // WorkerConfig is one worker node.
 type WorkerConfig struct {
@@ -93,22 +119,47 @@ func Config(o ConfigOptions) string {
 	if o.OCIFaultDir != "" {
 		fmt.Fprintf(&b, "  - hostPath: %s\n    containerPath: %s\n", o.OCIFaultDir, NodeOCIFaultDir)
 	}
+	crioDropIn := ""
+	if o.Cgroupfs != nil && o.Cgroupfs.CrioDropIn != "" {
+		crioDropIn = fmt.Sprintf("  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", o.Cgroupfs.CrioDropIn, nodeCrioDropIn)
+		b.WriteString(crioDropIn)
+	}
 	for _, w := range o.Workers {
 		fmt.Fprintf(&b, "- role: worker\n  image: %s\n", w.Image)
 		writeLabels(&b, w.Labels)
+		if w.CNIConfig != "" || crioDropIn != "" {
+			b.WriteString("  extraMounts:\n")
+		}
 		if w.CNIConfig != "" {
-			fmt.Fprintf(&b, "  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", w.CNIConfig, nodeimage.NodeCNIPath)
+			fmt.Fprintf(&b, "  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", w.CNIConfig, nodeimage.NodeCNIPath)
+		}
+		b.WriteString(crioDropIn)
+	}
+	var containerdPatches []string
+	if o.OCIFaultDir != "" {
+		containerdPatches = append(containerdPatches, ociFaultContainerdPatch())
+	}
+	if o.Cgroupfs != nil {
+		for _, h := range o.Cgroupfs.ContainerdHandlers {
+			// Format version 2, as the node images' configuration is (see
+			// ociFaultContainerdPatch).
+			containerdPatches = append(containerdPatches, fmt.Sprintf("[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.%s.options]\n  SystemdCgroup = false\n", h))
 		}
 	}
-	if o.OCIFaultDir != "" {
+	if len(containerdPatches) > 0 {
 		b.WriteString("containerdConfigPatches:\n")
-		b.WriteString(indent(ociFaultContainerdPatch(), "- |\n", "  "))
+		for _, p := range containerdPatches {
+			b.WriteString(indent(p, "- |\n", "  "))
+		}
 	}
 	b.WriteString("kubeadmConfigPatches:\n")
 	b.WriteString(indent(apiServerPatch(o.Kubernetes), "- |\n", "  "))
 	var kubelet strings.Builder
 	if o.CgroupV1 && o.Kubernetes.AtLeast(35) {
 		kubelet.WriteString("failCgroupV1: false\n")
+	}
+	if o.Cgroupfs != nil {
+		kubelet.WriteString("cgroupDriver: cgroupfs\n")
 	}
 	socket := o.CRISocket
 	if o.CRIProxyDir != "" {
