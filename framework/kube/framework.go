@@ -58,6 +58,8 @@ type Session struct {
 	// OwnDebugImage says the debug image is the suite's own, which carries
 	// ectest-helper: the node observer (NodeReport) runs it.
 	OwnDebugImage bool
+	// observers are the process's node observers (NodeReport).
+	observers observers
 }
 
 // Framework is one spec's view of the cluster: its own namespace, deleted
@@ -72,8 +74,6 @@ type Framework struct {
 	// Node is where the spec's pods run (the session's unless the spec
 	// places them, see OnNode).
 	Node string
-	// observers are the spec's node observers, by node name (NodeReport).
-	observers map[string]string
 }
 
 // New creates the spec's namespace and registers its deletion. labels are
@@ -327,7 +327,12 @@ func (f *Framework) Logs(ctx context.Context, pod, container string) (string, er
 
 // Exec runs a command in a container through the API server (SPDY).
 func (f *Framework) Exec(ctx context.Context, pod, container string, stdin io.Reader, tty bool, cmd ...string) (string, string, error) {
-	req := f.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(f.Namespace).Name(pod).SubResource("exec").
+	return f.execIn(ctx, f.Namespace, pod, container, stdin, tty, cmd...)
+}
+
+// execIn is Exec into a pod of any namespace (the node observers').
+func (f *Framework) execIn(ctx context.Context, namespace, pod, container string, stdin io.Reader, tty bool, cmd ...string) (string, string, error) {
+	req := f.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: stdin != nil, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
 	return f.stream(ctx, req.URL(), stdin, tty)
 }

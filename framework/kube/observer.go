@@ -6,13 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	"k8s.io/client-go/kubernetes"
 	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/programs/helper"
+	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/oracle"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -22,20 +26,20 @@ const ObserverFrom = "outside, by an observer in the node's PID namespace (a hos
 
 // NodeReport is the cluster layer's oracle: it reads, through an observer
 // placed on the pod's node (a privileged hostPID pod of the suite's debug
-// image, on the node's default runtime handler, made once per spec and
-// node, removed with the spec's namespace), the node's reference process
+// image, on the node's default runtime handler, made once per process and
+// node, see observers), the node's reference process
 // (its kubelet) and every process carrying one of markers. unavailable
 // says why there is no report (the debug image is not the suite's, the
-// namespace refuses privileged pods, the pod is not scheduled, or the
+// cluster refuses privileged pods, the pod is not scheduled, or the
 // observer does not see the kubelet, so it is not in the node's PID
 // namespace: a runtime that does not honour hostPID): the spec then judges
 // from inside, and says so.
 func (f *Framework) NodeReport(ctx context.Context, pod *corev1.Pod, markers ...string) (r oracle.Report, unavailable string) {
-	name, unavailable := f.nodeObserver(ctx, pod)
+	ns, name, unavailable := f.nodeObserver(ctx, pod)
 	if unavailable != "" {
 		return r, unavailable
 	}
-	out, stderr, err := f.Exec(ctx, name, "observer", nil, false, append([]string{helper.Path, helper.ModeOracle}, markers...)...)
+	out, stderr, err := f.execIn(ctx, ns, name, "observer", nil, false, append([]string{helper.Path, helper.ModeOracle}, markers...)...)
 	if err != nil {
 		return r, fmt.Sprintf("the node observer %s did not answer: %v: %s", name, err, stderr)
 	}
@@ -52,18 +56,18 @@ func (f *Framework) NodeReport(ctx context.Context, pod *corev1.Pod, markers ...
 
 // nodeObserver is the node observer of the pod's node (started once per
 // spec and node), or why there is none.
-func (f *Framework) nodeObserver(ctx context.Context, pod *corev1.Pod) (name, unavailable string) {
+func (f *Framework) nodeObserver(ctx context.Context, pod *corev1.Pod) (namespace, name, unavailable string) {
 	if !f.OwnDebugImage {
-		return "", fmt.Sprintf("the debug image %s is not the suite's own, so it has no %s to observe the node with", f.Images[images.Debug], helper.Path)
+		return "", "", fmt.Sprintf("the debug image %s is not the suite's own, so it has no %s to observe the node with", f.Images[images.Debug], helper.Path)
 	}
 	if pod.Spec.NodeName == "" {
-		return "", "the pod has no node"
+		return "", "", "the pod has no node"
 	}
-	name, err := f.observer(ctx, pod.Spec.NodeName)
+	namespace, name, err := f.observer(ctx, pod.Spec.NodeName)
 	if err != nil {
-		return "", err.Error()
+		return "", "", err.Error()
 	}
-	return name, ""
+	return namespace, name, ""
 }
 
 // NodeCommand runs argv in the node's mount namespace (nsenter into the
@@ -73,67 +77,122 @@ func (f *Framework) nodeObserver(ctx context.Context, pod *corev1.Pod) (name, un
 // NodeReport, or the node has no such program); err is the command's own
 // failure, with its output.
 func (f *Framework) NodeCommand(ctx context.Context, pod *corev1.Pod, argv ...string) (stdout string, unavailable string, err error) {
-	name, unavailable := f.nodeObserver(ctx, pod)
+	ns, name, unavailable := f.nodeObserver(ctx, pod)
 	if unavailable != "" {
 		return "", unavailable, nil
 	}
 	// command -v in the node's namespaces first: a program it does not
 	// find (exit status 1) is the node's shape, not the command failing.
-	if _, stderr, err := f.Exec(ctx, name, "observer", nil, false, "nsenter", "-t", "1", "-m", "--", "sh", "-c", "command -v "+argv[0]); err != nil {
+	if _, stderr, err := f.execIn(ctx, ns, name, "observer", nil, false, "nsenter", "-t", "1", "-m", "--", "sh", "-c", "command -v "+argv[0]); err != nil {
 		var exit utilexec.ExitError
 		if errors.As(err, &exit) {
 			return "", fmt.Sprintf("node %s has no %s", pod.Spec.NodeName, argv[0]), nil
 		}
 		return "", fmt.Sprintf("the node observer %s did not answer: %v: %s", name, err, stderr), nil
 	}
-	out, stderr, err := f.Exec(ctx, name, "observer", nil, false, append([]string{"nsenter", "-t", "1", "-m", "--"}, argv...)...)
+	out, stderr, err := f.execIn(ctx, ns, name, "observer", nil, false, append([]string{"nsenter", "-t", "1", "-m", "--"}, argv...)...)
 	if err != nil {
 		return out, "", fmt.Errorf("%s on node %s: %v: %s", strings.Join(argv, " "), pod.Spec.NodeName, err, stderr)
 	}
 	return out, "", nil
 }
 
-// observer starts (once per spec and node) the node observer and returns
-// its pod's name.
-func (f *Framework) observer(ctx context.Context, node string) (string, error) {
-	if name, ok := f.observers[node]; ok {
-		return name, nil
+// observers are one process's node observers: one privileged hostPID pod
+// per node, started when a spec first asks for that node, in a namespace
+// of their own at the privileged Pod Security level (whatever level the
+// specs' own namespaces have), and removed when the process ends
+// (Session.CloseObservers; the run's leak check waits for them like for
+// every namespace of the run). One per process instead of one per spec:
+// most namespace specs ask for the node, and a pod start each was the
+// largest part of their time.
+type observers struct {
+	mu        sync.Mutex
+	namespace string
+	pods      map[string]string
+}
+
+// observer returns the node observer of node, starting it first if needed:
+// its namespace and pod name.
+func (f *Framework) observer(ctx context.Context, node string) (namespace, name string, err error) {
+	o := &f.Session.observers
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if name, ok := o.pods[node]; ok {
+		return o.namespace, name, nil
+	}
+	if o.namespace == "" {
+		ns, err := f.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ectest-observers-",
+			Labels: map[string]string{LabelRun: f.RunID, "pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{})
+		if err != nil {
+			return "", "", fmt.Errorf("the node observers' namespace: %v", err)
+		}
+		o.namespace = ns.Name
 	}
 	privileged := true
 	zero := int64(0)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "ectest-observer-", Namespace: f.Namespace, Labels: map[string]string{LabelSpec: f.Token}},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "ectest-observer-", Namespace: o.namespace, Labels: map[string]string{LabelRun: f.RunID}},
 		Spec: corev1.PodSpec{
 			// Bound to the node, on its default handler (no RuntimeClass: a
 			// sandboxed runtime under test would hide the node from it).
 			NodeName: node, HostPID: true, TerminationGracePeriodSeconds: &zero,
-			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			// The observer needs no API access.
+			AutomountServiceAccountToken: new(bool),
+			Tolerations:                  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name: "observer", Image: f.Images[images.Debug],
-				Command:         oracle.SleepWith("ectest-observer-" + f.Token),
+				Command:         oracle.SleepWith("ectest-observer-" + f.RunID),
 				SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 			}},
 		},
 	}
-	created, err := f.Client.CoreV1().Pods(f.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	var created *corev1.Pod
+	// Until the namespace's default ServiceAccount exists, pods are refused.
+	err = wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
+		created, err = f.Client.CoreV1().Pods(o.namespace).Create(ctx, pod, metav1.CreateOptions{})
+		return err == nil, nil
+	})
 	if err != nil {
-		return "", fmt.Errorf("the node observer (a privileged hostPID pod) was refused in namespace %s: %v", f.Namespace, err)
+		return "", "", fmt.Errorf("the node observer (a privileged hostPID pod) was refused in namespace %s: %v", o.namespace, err)
 	}
-	if _, err := f.waitPodErr(ctx, created.Name, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning }); err != nil {
-		return "", fmt.Errorf("the node observer did not run on %s: %v", node, err)
+	if _, err := waitPodIn(ctx, f.Client, f.Timeouts, o.namespace, created.Name, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning }); err != nil {
+		return "", "", fmt.Errorf("the node observer did not run on %s: %v", node, err)
 	}
-	if f.observers == nil {
-		f.observers = map[string]string{}
+	if o.pods == nil {
+		o.pods = map[string]string{}
 	}
-	f.observers[node] = created.Name
-	return created.Name, nil
+	o.pods[node] = created.Name
+	return o.namespace, created.Name, nil
+}
+
+// CloseObservers asks for the process's node observers to be removed (their
+// namespace; the run's leak check waits for it to be gone).
+func (s *Session) CloseObservers(ctx context.Context) error {
+	o := &s.observers
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.namespace == "" {
+		return nil
+	}
+	zero := int64(0)
+	err := s.Client.CoreV1().Namespaces().Delete(ctx, o.namespace, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	o.namespace, o.pods = "", nil
+	return err
 }
 
 // waitPodErr polls the pod until cond holds; the error shows its last status.
 func (f *Framework) waitPodErr(ctx context.Context, name string, cond func(*corev1.Pod) bool) (*corev1.Pod, error) {
+	return waitPodIn(ctx, f.Client, f.Timeouts, f.Namespace, name, cond)
+}
+
+// waitPodIn is waitPodErr for a pod of any namespace.
+func waitPodIn(ctx context.Context, client kubernetes.Interface, t framework.Timeouts, namespace, name string, cond func(*corev1.Pod) bool) (*corev1.Pod, error) {
 	var last *corev1.Pod
-	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll*2, f.Timeouts.ImagePull+f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
-		p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, name, metav1.GetOptions{})
+	err := wait.PollUntilContextTimeout(ctx, t.Poll*2, t.ImagePull+t.ContainerReady, true, func(ctx context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -190,7 +249,9 @@ func (f *Framework) ObserveExec(ctx context.Context, pod *corev1.Pod, container,
 		for _, s := range session {
 			script = append(script, fmt.Sprintf("pkill -9 -P %d; kill -9 %d", s.PID, s.PID))
 		}
-		_, _, _ = f.Exec(ctx, f.observers[pod.Spec.NodeName], "observer", nil, false, "sh", "-c", strings.Join(script, "; "))
+		if ns, name, why := f.nodeObserver(ctx, pod); why == "" {
+			_, _, _ = f.execIn(ctx, ns, name, "observer", nil, false, "sh", "-c", strings.Join(script, "; "))
+		}
 	}
 	switch {
 	case pollErr != nil:

@@ -81,7 +81,11 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	Expect(err).NotTo(HaveOccurred())
 }, NodeTimeout(framework.DefaultTimeouts.ClusterSetup))
 
-var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
+var _ = SynchronizedAfterSuite(func(ctx SpecContext) {
+	if session != nil {
+		Expect(session.CloseObservers(ctx)).To(Succeed(), "removing the node observers")
+	}
+}, func(ctx SpecContext) {
 	if handle == nil {
 		return
 	}
