@@ -35,7 +35,7 @@ PROFILE ?=
 
 KUBECTL_RELEASES ?=
 
-.PHONY: kubectl-profiles help certify windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
+.PHONY: soak kubectl-profiles help certify windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
 
 ## help: this list (the default target): each target and what it does
 help:
@@ -116,6 +116,15 @@ test:
 	REPORT_DIR=$(REPORT_DIR) hack/stage.sh windows-selftest hack/windows-selftest.sh
 	REPORT_DIR=$(REPORT_DIR) FOCUSED=1 hack/stage.sh mutation hack/mutation.sh
 	REPORT_DIR=$(REPORT_DIR) hack/stage.sh --last cluster-selftest hack/cluster-selftest.sh
+
+## soak: the flake campaign: the CRI suite (embedded runtime) and the cluster suite (one kind cluster) N times each
+## in a row (N=20 by default), randomized, in PROCS processes, then which specs or capabilities ever differed between
+## a suite's runs, with their run folders: $(REPORT_DIR)/soak/<suite>/soak.md. Exit 0 nothing differed, 1 something did.
+## SUITES="cri" for one suite. Example: make soak N=10 SUITES=cluster
+N ?= 20
+SUITES ?= cri cluster
+soak:
+	N=$(N) SUITES="$(SUITES)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) hack/soak.sh
 
 ## mutation: the CRI suite through every fault of the fault-injecting CRI proxy (a self-test), every spec per
 ## fault (FOCUSED=1: only the specs labelled with what the fault must break and its collateral, as make test); a surviving

@@ -13,9 +13,11 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ectest/ectest/framework"
@@ -30,6 +32,7 @@ func main() {
 	runtimes := flag.Bool("runtimes", false, "make runtimes: arguments are NAME=REPORT_DIR of CRI-suite runs, one per runtime; writes runtimes.json/md")
 	listRuntimes := flag.Bool("list-runtimes", false, "print the embedded runtimes' names, one a line")
 	expect := flag.String("expect", "", "compare the merged verdicts with expectation files (runtimes/expected's format; builtin for the project's own): exit 0 as expected, 1 changed")
+	soak := flag.String("soak", "", "make soak: compare the runs (REPORT_DIR... of one suite, same runtime) under this title; writes soak.json/md into -o; exit 0 when nothing differed, 1 otherwise")
 	outcome := flag.String("outcome", "", "print the last line of the run whose reports are in this directory and exit with its code (a ginkgo -p run exits 0 or 1 itself)")
 	flag.Parse()
 	var files []*expected.File
@@ -57,6 +60,10 @@ func main() {
 	}
 	if *runtimes {
 		writeRuntimes(*out, flag.Args())
+		return
+	}
+	if *soak != "" {
+		writeSoak(*out, *soak, flag.Args())
 		return
 	}
 	if *out == "" || flag.NArg() == 0 {
@@ -133,4 +140,43 @@ func writeRuntimes(out string, args []string) {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "ectest-report: "+err.Error())
 	os.Exit(framework.ExitBadInput)
+}
+
+// writeSoak compares a flake campaign's runs (report.Soak) and exits 1 when
+// anything differed between them.
+func writeSoak(out, title string, dirs []string) {
+	if out == "" || len(dirs) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: ectest-report -soak TITLE -o DIR REPORT_DIR REPORT_DIR...")
+		os.Exit(framework.ExitBadInput)
+	}
+	var runs []report.Run
+	for _, d := range dirs {
+		run, err := report.ReadRun(d)
+		if err != nil {
+			// A run that wrote nothing still counts: as a run error.
+			run = report.Run{Dir: d, Specs: map[string]report.SpecVerdict{}}
+			run.Summary.ExitCode, run.Summary.Line = framework.ExitRunFailed, fmt.Sprintf("the suite wrote no reports (%v)", err)
+		}
+		runs = append(runs, run)
+	}
+	diffs := report.Soak(runs)
+	md := report.SoakMarkdown(title, runs, diffs)
+	data, _ := json.MarshalIndent(struct {
+		Title string            `json:"title"`
+		Runs  []string          `json:"runs"`
+		Diffs []report.SoakDiff `json:"differed"`
+	}{title, dirs, diffs}, "", "  ")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		fail(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "soak.json"), append(data, '\n'), 0o644); err != nil {
+		fail(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "soak.md"), []byte(md), 0o644); err != nil {
+		fail(err)
+	}
+	fmt.Printf("ectest: soak %s: %d runs, %d things differed between them; %s\n", title, len(runs), len(diffs), filepath.Join(out, "soak.md"))
+	if len(diffs) > 0 {
+		os.Exit(1)
+	}
 }
