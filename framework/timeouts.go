@@ -41,6 +41,10 @@ type Timeouts struct {
 	// EnvironmentProbe bounds one check of the suite's own environment (the
 	// loopback registry, the API server) before a nonconformance is recorded.
 	EnvironmentProbe time.Duration
+	// EnvironmentRecheck is how often a long wait (a pod to run) checks the
+	// suite's environment, so that a wait the environment ended (the node's
+	// runtime hung) is a run error at once, not when its timeout runs out.
+	EnvironmentRecheck time.Duration
 }
 
 // DefaultTimeouts fit the slowest machine the suite runs on (2 cores).
@@ -59,7 +63,8 @@ var DefaultTimeouts = Timeouts{
 	Drain:          3 * time.Minute,
 	Poll:           100 * time.Millisecond,
 
-	EnvironmentProbe: 5 * time.Second,
+	EnvironmentProbe:   5 * time.Second,
+	EnvironmentRecheck: 10 * time.Second,
 }
 
 // The kubelet's restart timing (k8s.io/kubernetes pkg/kubelet/kubelet.go

@@ -6,7 +6,8 @@
 # cluster suite on it in parallel (its verdicts must be the project's
 # expectations, -expect=builtin: conformant but for the kubelet's known
 # deviation, removed-stays-gone), interrupts a run with Ctrl-C and checks
-# it left nothing, deletes the cluster, then runs the skew specs on one
+# it left nothing, kills the node's containerd in the middle of a run (a run
+# error, never a verdict), deletes the cluster, then runs the skew specs on one
 # version-skew pair (a control plane of N, a worker with N-1's kubelet; the
 # four-kubelet cluster is make skew's, too long for CI), and fails if any
 # kind container or network is left. The cluster suite runs as
@@ -45,13 +46,14 @@ if [ "$code" -eq 0 ]; then
   sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$report/suite.log"
   echo "cluster self-test: cluster suite exit code $code after $(( $(date +%s) - start ))s"
   # Ctrl-C in the middle of a run on the same (reused) cluster, then the
-  # run's objects must be gone and the cluster still there.
+  # run's objects must be gone and the cluster still there; then the node's
+  # containerd killed in the middle of a run: a run error, never a verdict.
   start=$(date +%s)
   kubeconfig=$("$kindctl" up $node_flags 2>/dev/null | tail -n 1)
-  ECTEST_SELFTEST_KUBECONFIG="$kubeconfig" $go test -count=1 -v -run 'TestClusterInterrupt' ./suites/selftest > "$report/interrupt.log" 2>&1
+  ECTEST_SELFTEST_KUBECONFIG="$kubeconfig" $go test -count=1 -v -run 'TestClusterInterrupt|TestClusterRuntimeKilled' ./suites/selftest > "$report/interrupt.log" 2>&1
   icode=$?
-  grep -E '^(--- |ok|FAIL)' "$report/interrupt.log"
-  echo "cluster self-test: Ctrl-C test exit code $icode after $(( $(date +%s) - start ))s"
+  grep -E '^(--- |ok|FAIL)|went away' "$report/interrupt.log"
+  echo "cluster self-test: Ctrl-C and runtime-kill tests exit code $icode after $(( $(date +%s) - start ))s"
   [ "$icode" -eq 0 ] || code=$icode
 fi
 "$kindctl" down || code=1

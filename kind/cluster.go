@@ -537,6 +537,75 @@ func (c *Cluster) NodeSandboxes(key, value string) (found []string, ok bool, err
 	return found, true, nil
 }
 
+// NodeRuntimesAnswer asks, on every node of the kind cluster name, the
+// node's container runtime for its version through its CRI socket (the
+// node's crictl, as the kubelet reaches it), within timeout: a runtime
+// that hangs answers nothing while systemd still calls it active.
+func NodeRuntimesAnswer(name string, timeout time.Duration) error {
+	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
+	nodes, err := p.ListNodes(name)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		var b strings.Builder
+		cmd := n.Command("crictl", "--timeout", timeout.String(), "version")
+		cmd.SetStdout(&b)
+		cmd.SetStderr(&b)
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("the container runtime of node %s did not answer crictl version within %s: %s", n, timeout, strings.TrimSpace(b.String()))
+		}
+	}
+	return nil
+}
+
+// RuntimeUnit is a node's container runtime service, as systemd in the
+// node reports it.
+type RuntimeUnit struct {
+	Node string
+	// Active is the unit's ActiveState (active, activating, failed, ...).
+	Active string
+	// Started is when its main process last started (ExecMainStartTimestamp,
+	// to the second); PID is that process.
+	Started time.Time
+	PID     string
+}
+
+// NodeRuntimeUnits reads, on every node of the kind cluster name, the
+// systemd unit of the node's container runtime (containerd or crio): seen
+// from outside the runtime, whether it runs and since when.
+func NodeRuntimeUnits(name, unit string) ([]RuntimeUnit, error) {
+	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
+	nodes, err := p.ListNodes(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []RuntimeUnit
+	for _, n := range nodes {
+		var b, errb strings.Builder
+		cmd := n.Command("systemctl", "show", "-p", "ActiveState", "-p", "ExecMainStartTimestamp", "-p", "ExecMainPID", unit)
+		cmd.SetStdout(&b)
+		cmd.SetStderr(&errb)
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("node %s: systemctl show %s: %w: %s", n, unit, err, strings.TrimSpace(errb.String()))
+		}
+		u := RuntimeUnit{Node: n.String()}
+		for _, line := range strings.Split(b.String(), "\n") {
+			k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+			switch k {
+			case "ActiveState":
+				u.Active = v
+			case "ExecMainPID":
+				u.PID = v
+			case "ExecMainStartTimestamp":
+				u.Started, _ = time.Parse("Mon 2006-01-02 15:04:05 MST", v)
+			}
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
 // Down deletes a cluster this run created, unless asked to keep it.
 func (c *Cluster) Down() error {
 	if c.provider == nil || !c.created || c.keep {

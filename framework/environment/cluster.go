@@ -22,6 +22,7 @@ import (
 	"github.com/ectest/ectest/kind"
 	"github.com/ectest/ectest/kind/nodeimage"
 	"github.com/ectest/ectest/runtimes"
+	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -45,6 +46,10 @@ type ClusterEnvironment struct {
 	Profile      *runtimes.Profile `json:"profile"`
 	ReportDir    string            `json:"reportDir"`
 	Managed      bool              `json:"managed"`
+	// KindCluster is the kind cluster's name when its nodes can be reached
+	// from here (a kind cluster made or reused by the suite; "" for one
+	// given by kubeconfig).
+	KindCluster string `json:"kindCluster,omitempty"`
 	// Node is the name of the cluster's first node (on a kind cluster, its
 	// node container's name too).
 	Node string `json:"node"`
@@ -153,6 +158,9 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 		return h, err
 	}
 	h.Env.Kubeconfig, h.Env.AuditLog, h.Env.Managed = h.cluster.Kubeconfig, h.cluster.AuditLog, h.cluster.Managed()
+	if h.Env.Managed {
+		h.Env.KindCluster = h.cluster.Name
+	}
 	// The registry listens where the nodes can reach it: the kind network's
 	// gateway, or what -registry-addr says for a cluster given by kubeconfig.
 	addr := cfg.RegistryAddr
@@ -397,6 +405,52 @@ func (h *ClusterHandle) Down(ctx context.Context, failed bool) error {
 	return errors.Join(errs...)
 }
 
+// nodeRuntimeCheck is the environment probe of the nodes' container
+// runtime, on a kind cluster whose nodes the suite reaches (none on a
+// cluster given by kubeconfig): read from outside the runtime (systemd in
+// each node), it must be running and must not have started again since
+// the current spec began, and it must answer the node's crictl within
+// Timeouts.EnvironmentProbe (a hung runtime is still active to systemd). A runtime that died or was restarted in the
+// middle of a spec (R2) is no verdict on what that spec saw: its failure,
+// or a nonconformance it recorded, is a run error that says when.
+func nodeRuntimeCheck(kindCluster, runtimeName string) func() error {
+	if kindCluster == "" {
+		return func() error { return nil }
+	}
+	unit := "containerd"
+	if runtimeName == "cri-o" {
+		unit = "crio"
+	}
+	return func() error {
+		units, err := kind.NodeRuntimeUnits(kindCluster, unit)
+		if err != nil {
+			return fmt.Errorf("the kind cluster's nodes cannot be read: %w", err)
+		}
+		if err := runtimeUnitsProblem(units, unit, ginkgo.CurrentSpecReport().StartTime); err != nil {
+			return err
+		}
+		if err := kind.NodeRuntimesAnswer(kindCluster, framework.DefaultTimeouts.EnvironmentProbe); err != nil {
+			return fmt.Errorf("the runtime went away: %w", err)
+		}
+		return nil
+	}
+}
+
+// runtimeUnitsProblem says why the nodes' runtime units break a spec that
+// began at since (nil when they do not).
+func runtimeUnitsProblem(units []kind.RuntimeUnit, unit string, since time.Time) error {
+	for _, u := range units {
+		if u.Active != "active" {
+			return fmt.Errorf("the container runtime of node %s went away: %s.service is %s (systemd in the node)", u.Node, unit, u.Active)
+		}
+		if !since.IsZero() && !u.Started.IsZero() && !u.Started.Before(since.Truncate(time.Second)) {
+			return fmt.Errorf("the container runtime of node %s went away during the spec: %s.service started again at %s (pid %s), after the spec began at %s",
+				u.Node, unit, u.Started.Format("15:04:05"), u.PID, since.Format("15:04:05.000"))
+		}
+	}
+	return nil
+}
+
 // clusterCheck is the environment probe of a cluster session: the API
 // server must say it is ready, and the registry must answer.
 func clusterCheck(client kubernetes.Interface, registryAddr string) func() error {
@@ -419,7 +473,8 @@ func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 	return &kube.Session{
 		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts, RuntimeClass: e.RuntimeClass, Node: e.DefaultNode,
 		OwnDebugImage: images.Built(e.Images[images.Debug], images.Debug, e.Registry),
-		Checker:       &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster, Environment: clusterCheck(client, e.Registry)},
+		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster,
+			Environment: allChecks(clusterCheck(client, e.Registry), nodeRuntimeCheck(e.KindCluster, e.Runtime.Name))},
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package environment
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
@@ -61,5 +62,30 @@ func TestKubeletNodes(t *testing.T) {
 	}
 	if _, err := kubeletNodes([]corev1.Node{node("w", "v1.35.8", "v1.36.4", false)}); err == nil || !strings.Contains(err.Error(), "reports v1.36.4") {
 		t.Errorf("a label the kubelet contradicts must fail the environment: %v", err)
+	}
+}
+
+// The node runtime probe says no as well as yes: a runtime running since
+// before the spec is fine; one not running, or started again after the
+// spec began, breaks it.
+func TestRuntimeUnitsProblem(t *testing.T) {
+	since := time.Date(2026, 11, 26, 11, 0, 0, 500_000_000, time.UTC)
+	before := kind.RuntimeUnit{Node: "n", Active: "active", Started: since.Add(-time.Hour), PID: "10"}
+	if err := runtimeUnitsProblem([]kind.RuntimeUnit{before}, "containerd", since); err != nil {
+		t.Errorf("a runtime running since before the spec: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		u    kind.RuntimeUnit
+		want string
+	}{
+		{"not running", kind.RuntimeUnit{Node: "n", Active: "activating", Started: since.Add(-time.Hour)}, "containerd.service is activating"},
+		{"started again in the spec's first second", kind.RuntimeUnit{Node: "n", Active: "active", Started: since.Truncate(time.Second), PID: "11"}, "started again at 11:00:00 (pid 11)"},
+		{"started again later", kind.RuntimeUnit{Node: "n", Active: "active", Started: since.Add(time.Minute), PID: "12"}, "went away during the spec"},
+	} {
+		err := runtimeUnitsProblem([]kind.RuntimeUnit{before, c.u}, "containerd", since)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
 	}
 }

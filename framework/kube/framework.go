@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/framework"
@@ -26,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -211,21 +213,35 @@ func (f *Framework) RunPod(ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 }
 
 // WaitPod polls the pod until cond holds and returns it; the failure shows
-// the pod's last status.
+// the pod's last status. While it waits it checks the suite's environment
+// now and then (Timeouts.EnvironmentRecheck): a wait that cannot end because the
+// node's runtime hangs or went away is a run error at once, not a
+// nonconformance once the wait's own timeout runs out.
 func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	ginkgo.GinkgoHelper()
 	var last *corev1.Pod
-	gomega.Eventually(ctx, func() (bool, error) {
+	var envErr error
+	checked := time.Now()
+	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll*2, f.Timeouts.ImagePull+f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
+		if f.Checker.Environment != nil && time.Since(checked) > f.Timeouts.EnvironmentRecheck {
+			checked = time.Now()
+			if envErr = f.Checker.Environment(); envErr != nil {
+				return false, envErr
+			}
+		}
 		p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return false, nil
 		}
 		last = p
 		return cond(p), nil
-	}).WithTimeout(f.Timeouts.ImagePull+f.Timeouts.ContainerReady).WithPolling(f.Timeouts.Poll*2).Should(gomega.BeTrue(),
-		func() string {
-			return fmt.Sprintf("pod %s/%s is not %s; status:\n%s", f.Namespace, name, what, statusJSON(last))
-		})
+	})
+	if envErr != nil {
+		f.Checker.FailEnvironment(envErr, fmt.Sprintf("waiting for pod %s/%s to be %s", f.Namespace, name, what))
+	}
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("pod %s/%s is not %s (%v); status:\n%s", f.Namespace, name, what, err, statusJSON(last)))
+	}
 	return last
 }
 

@@ -5,6 +5,8 @@ package selftest
 import (
 	"context"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,9 +43,10 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 			return []string{"go", "tool", "ginkgo", "-p", "--procs=3", "--no-color", "--focus=Targeting through the kubelet", suiteBinary(t, "cluster"), "--", "-report-dir=" + t.TempDir()}
 		}},
 		// No signal: the suite's own timeout runs out in the middle of the
-		// LIFE-2 specs (about 30 s each, serial).
+		// lifecycle specs (about 40 s serial in all, the image-pull failure
+		// alone 13 s).
 		{"suite timeout", false, func(t *testing.T) []string {
-			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=never restarted", "-ginkgo.timeout=45s", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}
+			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=Ephemeral container lifecycle", "-ginkgo.timeout=15s", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,4 +128,102 @@ func runningPodRun(client kubernetes.Interface) string {
 		}
 	}
 	return ""
+}
+
+// The node's container runtime hung (SIGSTOP) in the middle of a
+// cluster-suite run (R2), once two specs have running pods, and killed
+// runtimeHungFor later; systemd in the node starts it again. A spec it took down must be a run error that says
+// the runtime went away (the suite reads the node's containerd unit from
+// outside it), never a nonconformance beyond the node's known deviations;
+// the run ends within its timeouts, the run's leak check holds, and the
+// node runs its runtime again. The suite reuses the default kind cluster
+// (ECTEST_SELFTEST_KUBECONFIG; its node ECTEST_SELFTEST_KIND_NODE, by
+// default ectest-control-plane).
+func TestClusterRuntimeKilledIsRunError(t *testing.T) {
+	kubeconfig := os.Getenv("ECTEST_SELFTEST_KUBECONFIG")
+	if kubeconfig == "" {
+		t.Skip("ECTEST_SELFTEST_KUBECONFIG is not set: no cluster to kill a runtime on (make test sets it)")
+	}
+	node := os.Getenv("ECTEST_SELFTEST_KIND_NODE")
+	if node == "" {
+		node = "ectest-control-plane"
+	}
+	_, client, err := kube.Connect(kubeconfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	argv := []string{suiteBinary(t, "cluster"), "-parallel=2", "-ginkgo.randomize-all", "-ginkgo.label-filter=(pid || network || ipc || lifecycle || streaming) && !skew",
+		"-expect=builtin", "-ginkgo.no-color", "-report-dir=" + dir}
+	run := ""
+	var killed time.Time
+	out, code := interruptRunEnv(t, argv, nil, false, func() bool {
+		if run = runningPodRun(client); run == "" || runningPods(client, run) < 2 {
+			return false
+		}
+		// It hangs first (SIGSTOP): systemd would start a killed one again
+		// within a second, which the kubelet and the specs wait out
+		// (seen: a run with a plain kill ended as expected, exit 0).
+		killed = time.Now()
+		if b, err := exec.Command("docker", "exec", node, "pkill", "-STOP", "-x", "containerd").CombinedOutput(); err != nil {
+			t.Fatalf("stop the containerd of node %s: %v: %s", node, err, b)
+		}
+		t.Logf("stopped the containerd of node %s at %s; killed %s later", node, killed.Format("15:04:05.000"), runtimeHungFor)
+		time.AfterFunc(runtimeHungFor, func() { killNodeRuntime(t, node) })
+		return true
+	}, "two running pods of the run", 5*time.Minute, 10*time.Minute)
+	killNodeRuntime(t, node) // whatever happened, never leave it stopped
+	t.Logf("the run ended with exit %d, %s after the kill", code, time.Since(killed).Round(time.Second))
+	sum := readSummary(t, dir)
+	if sum.Expectations == nil {
+		t.Fatalf("the run was not compared with the node's expectation file:\n%s", out.String())
+	}
+	if len(sum.Expectations.New) > 0 {
+		t.Errorf("the runtime going away was counted as nonconformance:\n%s", strings.Join(sum.Expectations.New, "\n"))
+	}
+	wentAway := 0
+	for _, j := range sum.Judged {
+		if strings.Contains(j.Why+j.Message, "went away") {
+			wentAway++
+			t.Logf("run error: %.200s", strings.ReplaceAll(j.Message, "\n", " "))
+		}
+	}
+	if code != 3 || wentAway == 0 {
+		t.Errorf("want exit 3 with run errors saying the runtime went away; got exit %d, %d such run errors; run errors:\n%s", code, wentAway, strings.Join(sum.RunErrors, "\n"))
+	}
+	t.Logf("specs: %+v; %d run errors say the runtime went away", sum.Specs, wentAway)
+	active := func() bool {
+		return exec.Command("docker", "exec", node, "systemctl", "is-active", "containerd").Run() == nil
+	}
+	for deadline := time.Now().Add(time.Minute); !active() && time.Now().Before(deadline); {
+		time.Sleep(time.Second) // systemd's restart; no event to wait on from here
+	}
+	if !active() {
+		t.Errorf("the node's containerd is not running again a minute after the run")
+	}
+	checkRunLeftNothing(t, client, run, out.String())
+}
+
+// runtimeHungFor is how long the node's runtime hangs before it is killed:
+// longer than a wait takes to check the environment again
+// (Timeouts.EnvironmentRecheck) and a probe of the runtime may take.
+const runtimeHungFor = 30 * time.Second
+
+// killNodeRuntime kills the node's containerd (stopped or not), which
+// systemd in the node starts again.
+func killNodeRuntime(t *testing.T, node string) {
+	if b, err := exec.Command("docker", "exec", node, "pkill", "-KILL", "-x", "containerd").CombinedOutput(); err != nil && !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("kill the containerd of node %s: %v: %s", node, err, b)
+	}
+}
+
+// runningPods counts the running pods of a run's namespaces.
+func runningPods(client kubernetes.Interface, run string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + run, FieldSelector: "status.phase=Running"})
+	if err != nil {
+		return 0
+	}
+	return len(pods.Items)
 }
