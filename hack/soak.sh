@@ -8,7 +8,7 @@
 # which specs or capabilities ever differed, with the run folders holding
 # their logs, into $REPORT_DIR/soak/<suite>/soak.md. Exit 0 when nothing
 # differed in either suite, 1 when something did, 3 when a suite could not
-# be run at all.
+# be run at all or a run ended with run errors (no verdict to compare).
 #
 #   N=20 SUITES="cri cluster" PROCS=4 hack/soak.sh
 set -uo pipefail
@@ -40,9 +40,10 @@ for suite in $suites; do
   if [ "$suite" = cluster ]; then
     progress "building ectest-kind" $go build -o "$bin/ectest-kind" ./cmd/ectest-kind || exit 3
     # One cluster for every run: made here (node images built or cached
-    # first, with Go on PATH), reused by each run, deleted at the end.
-    "$bin/ectest-kind" up -name "$cluster" > "$report/cluster-up.log" 2>&1 || { echo "ectest: soak: the kind cluster did not come up; see $report/cluster-up.log" >&2; exit 3; }
+    # first, with Go on PATH), reused by each run, deleted at the end (also
+    # when it came up only half).
     trap '"$bin/ectest-kind" down -name "$cluster" >/dev/null 2>&1; rm -rf "$bin"' EXIT
+    "$bin/ectest-kind" up -name "$cluster" > "$report/cluster-up.log" 2>&1 || { echo "ectest: soak: the kind cluster did not come up; see $report/cluster-up.log" >&2; exit 3; }
     flags=(-cluster-name="$cluster")
   fi
   dirs=()
@@ -51,7 +52,7 @@ for suite in $suites; do
   for i in $(seq 1 "$n"); do
     dir="$report/$suite/run-$(printf %02d "$i")"
     start=$(date +%s)
-    (cd "$bin" && env PATH=$plain_path NO_COLOR=1 "./$suite.test" -parallel="$procs" -ginkgo.randomize-all -report-dir="$dir" "${flags[@]}") > "$dir.log" 2>&1
+    (cd "$bin" && env PATH=$plain_path NO_COLOR=1 "./$suite.test" -parallel="$procs" -ginkgo.randomize-all -report-dir="$dir" ${flags[@]+"${flags[@]}"}) > "$dir.log" 2>&1
     rc=$?
     echo "ectest: soak: $suite run $i of $n: exit $rc after $(( $(date +%s) - start ))s; $(tail -n 1 "$dir.log")"
     dirs+=("$dir")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -515,10 +516,13 @@ func (c *Cluster) NodeSandboxes(key, value string) (found []string, ok bool, err
 	}
 	for _, n := range nodes {
 		var out, errOut strings.Builder
-		cmd := n.Command("crictl", "pods", "--label", key+"="+value, "-o", "json")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := n.CommandContext(ctx, "crictl", "pods", "--label", key+"="+value, "-o", "json")
 		cmd.SetStdout(&out)
 		cmd.SetStderr(&errOut)
-		if err := cmd.Run(); err != nil {
+		err := cmd.Run()
+		cancel()
+		if err != nil {
 			return found, true, fmt.Errorf("node %s: crictl pods: %w: %s", n, err, strings.TrimSpace(errOut.String()))
 		}
 		var list struct {
@@ -549,11 +553,16 @@ func NodeRuntimesAnswer(name string, timeout time.Duration) error {
 	}
 	for _, n := range nodes {
 		var b strings.Builder
-		cmd := n.Command("crictl", "--timeout", timeout.String(), "version")
+		// docker exec itself is bounded too: a hung node must not hang the
+		// spec that asks.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*timeout)
+		cmd := n.CommandContext(ctx, "crictl", "--timeout", timeout.String(), "version")
 		cmd.SetStdout(&b)
 		cmd.SetStderr(&b)
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("the container runtime of node %s did not answer crictl version within %s: %s", n, timeout, strings.TrimSpace(b.String()))
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("the container runtime of node %s did not answer crictl version within %s: %s", n, timeout, lastLine(b.String()))
 		}
 	}
 	return nil
@@ -566,7 +575,7 @@ type RuntimeUnit struct {
 	// Active is the unit's ActiveState (active, activating, failed, ...).
 	Active string
 	// Started is when its main process last started (ExecMainStartTimestamp,
-	// to the second); PID is that process.
+	// to the second; zero when systemd does not say); PID is that process.
 	Started time.Time
 	PID     string
 }
@@ -574,7 +583,7 @@ type RuntimeUnit struct {
 // NodeRuntimeUnits reads, on every node of the kind cluster name, the
 // systemd unit of the node's container runtime (containerd or crio): seen
 // from outside the runtime, whether it runs and since when.
-func NodeRuntimeUnits(name, unit string) ([]RuntimeUnit, error) {
+func NodeRuntimeUnits(name, unit string, timeout time.Duration) ([]RuntimeUnit, error) {
 	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
 	nodes, err := p.ListNodes(name)
 	if err != nil {
@@ -583,10 +592,14 @@ func NodeRuntimeUnits(name, unit string) ([]RuntimeUnit, error) {
 	var out []RuntimeUnit
 	for _, n := range nodes {
 		var b, errb strings.Builder
-		cmd := n.Command("systemctl", "show", "-p", "ActiveState", "-p", "ExecMainStartTimestamp", "-p", "ExecMainPID", unit)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		// Unix timestamps: no time zone of the node's to get wrong.
+		cmd := n.CommandContext(ctx, "systemctl", "show", "--timestamp=unix", "-p", "ActiveState", "-p", "ExecMainStartTimestamp", "-p", "ExecMainPID", unit)
 		cmd.SetStdout(&b)
 		cmd.SetStderr(&errb)
-		if err := cmd.Run(); err != nil {
+		err := cmd.Run()
+		cancel()
+		if err != nil {
 			return nil, fmt.Errorf("node %s: systemctl show %s: %w: %s", n, unit, err, strings.TrimSpace(errb.String()))
 		}
 		u := RuntimeUnit{Node: n.String()}
@@ -598,7 +611,9 @@ func NodeRuntimeUnits(name, unit string) ([]RuntimeUnit, error) {
 			case "ExecMainPID":
 				u.PID = v
 			case "ExecMainStartTimestamp":
-				u.Started, _ = time.Parse("Mon 2006-01-02 15:04:05 MST", v)
+				if sec, err := strconv.ParseInt(strings.TrimPrefix(v, "@"), 10, 64); err == nil && sec > 0 {
+					u.Started = time.Unix(sec, 0)
+				}
 			}
 		}
 		out = append(out, u)
@@ -749,3 +764,10 @@ func (i info) Enabled() bool            { return true }
 // Managed reports whether this run made or reused a kind cluster (rather
 // than being given a kubeconfig).
 func (c *Cluster) Managed() bool { return c.provider != nil }
+
+// lastLine is the last non-empty line of s (crictl's error, after its log
+// lines).
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

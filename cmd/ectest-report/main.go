@@ -19,12 +19,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/report"
 	"github.com/ectest/ectest/runtimes/embedded"
 	"github.com/ectest/ectest/runtimes/expected"
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 func main() {
@@ -33,6 +35,7 @@ func main() {
 	listRuntimes := flag.Bool("list-runtimes", false, "print the embedded runtimes' names, one a line")
 	expect := flag.String("expect", "", "compare the merged verdicts with expectation files (runtimes/expected's format; builtin for the project's own): exit 0 as expected, 1 changed")
 	soak := flag.String("soak", "", "make soak: compare the runs (REPORT_DIR... of one suite, same runtime) under this title; writes soak.json/md into -o; exit 0 when nothing differed, 1 otherwise")
+	compare := flag.Bool("compare-critest", false, "make critest-compare: arguments are the CRI suite's report folder and critest's Ginkgo JSON report of runs against the same runtime; prints and writes (critest-compare.json into -o) each one's per-spec times and the ratio of the means")
 	outcome := flag.String("outcome", "", "print the last line of the run whose reports are in this directory and exit with its code (a ginkgo -p run exits 0 or 1 itself)")
 	flag.Parse()
 	var files []*expected.File
@@ -60,6 +63,10 @@ func main() {
 	}
 	if *runtimes {
 		writeRuntimes(*out, flag.Args())
+		return
+	}
+	if *compare {
+		writeCompare(*out, flag.Args())
 		return
 	}
 	if *soak != "" {
@@ -176,7 +183,55 @@ func writeSoak(out, title string, dirs []string) {
 		fail(err)
 	}
 	fmt.Printf("ectest: soak %s: %d runs, %d things differed between them; %s\n", title, len(runs), len(diffs), filepath.Join(out, "soak.md"))
-	if len(diffs) > 0 {
+	// Runs that all failed the same way agree, and prove nothing: a run
+	// error in any run makes the campaign an error of its own.
+	var broken []string
+	for _, r := range runs {
+		if r.ExitCode() == framework.ExitRunFailed || r.ExitCode() == framework.ExitBadInput {
+			broken = append(broken, filepath.Base(r.Dir))
+		}
+	}
+	switch {
+	case len(broken) > 0:
+		fmt.Fprintf(os.Stderr, "ectest: soak %s: runs with run errors (no verdict to compare): %s\n", title, strings.Join(broken, ", "))
+		os.Exit(framework.ExitRunFailed)
+	case len(diffs) > 0:
 		os.Exit(1)
 	}
+}
+
+// writeCompare puts the CRI suite's per-spec times next to critest's, from
+// the Ginkgo reports of their runs against the same runtime.
+func writeCompare(out string, args []string) {
+	if out == "" || len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: ectest-report -compare-critest -o DIR CRI_REPORT_DIR CRITEST_JSON_REPORT")
+		os.Exit(framework.ExitBadInput)
+	}
+	var runs [2][]types.Report
+	for i, path := range []string{filepath.Join(args[0], report.JSONFile), args[1]} {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(b, &runs[i])
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ectest: %s: %v\n", path, err)
+			os.Exit(framework.ExitRunFailed)
+		}
+	}
+	names := [2]string{"ectest CRI suite", "critest"}
+	stats, err := report.WriteBenchmark(out, "critest-compare.json", report.CompareSpecTimes(names, runs), nil)
+	if err != nil {
+		fail(err)
+	}
+	means := map[string]time.Duration{}
+	for _, st := range stats {
+		fmt.Printf("%-70s n=%-3d mean %-8s median %-8s p90 %-8s max %s\n", st.Name, st.Samples, st.Mean.Round(time.Millisecond), st.P50.Round(time.Millisecond), st.P90.Round(time.Millisecond), st.Max.Round(time.Millisecond))
+		means[st.Name] = st.Mean
+	}
+	ours, theirs := means[names[0]+": passed spec, start to end, cleanup included"], means[names[1]+": passed spec, start to end, cleanup included"]
+	if ours == 0 || theirs == 0 {
+		fmt.Fprintln(os.Stderr, "ectest: a run has no spec that passed")
+		os.Exit(framework.ExitRunFailed)
+	}
+	fmt.Printf("ectest: per-spec mean: ectest CRI suite %s, critest %s: %.2fx critest's\n", ours.Round(time.Millisecond), theirs.Round(time.Millisecond), float64(ours)/float64(theirs))
 }

@@ -40,13 +40,16 @@ func JudgeSpec(s SpecEnd) (Verdict, string) {
 			return VerdictError, "the suite's environment broke"
 		}
 	}
-	if s.EnvironmentError != "" {
-		return VerdictError, "the suite's environment broke: " + s.EnvironmentError
-	}
+	// A nonconformance was recorded while the environment was found
+	// healthy (Checker.Record asks it first): it stands, as its matrix cell
+	// does, whatever broke afterwards.
 	for _, o := range s.Observations {
 		if o.Verdict == Nonconformant {
 			return Nonconformant, "a judge said no: " + string(o.Capability) + " nonconformant"
 		}
+	}
+	if s.EnvironmentError != "" {
+		return VerdictError, "the suite's environment broke: " + s.EnvironmentError
 	}
 	switch {
 	case IsEnvironmentFailure(s.Message):

@@ -109,6 +109,9 @@ type observers struct {
 	mu        sync.Mutex
 	namespace string
 	pods      map[string]string
+	// failed is why the cluster refused an observer: every later ask gets
+	// it at once.
+	failed error
 }
 
 // observer returns the node observer of node, starting it first if needed:
@@ -119,6 +122,9 @@ func (f *Framework) observer(ctx context.Context, node string) (namespace, name 
 	defer o.mu.Unlock()
 	if name, ok := o.pods[node]; ok {
 		return o.namespace, name, nil
+	}
+	if o.failed != nil {
+		return "", "", o.failed
 	}
 	if o.namespace == "" {
 		ns, err := f.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ectest-observers-",
@@ -147,13 +153,17 @@ func (f *Framework) observer(ctx context.Context, node string) (namespace, name 
 		},
 	}
 	var created *corev1.Pod
-	// Until the namespace's default ServiceAccount exists, pods are refused.
-	err = wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
-		created, err = f.Client.CoreV1().Pods(o.namespace).Create(ctx, pod, metav1.CreateOptions{})
-		return err == nil, nil
+	var refused error
+	// Until the namespace's default ServiceAccount exists, pods are refused
+	// for want of it; any other refusal is final.
+	_ = wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
+		created, refused = f.Client.CoreV1().Pods(o.namespace).Create(ctx, pod, metav1.CreateOptions{})
+		return refused == nil || !strings.Contains(refused.Error(), "serviceaccount"), nil
 	})
-	if err != nil {
-		return "", "", fmt.Errorf("the node observer (a privileged hostPID pod) was refused in namespace %s: %v", o.namespace, err)
+	if refused != nil {
+		// Kept: every later spec is told at once, not after another wait.
+		o.failed = fmt.Errorf("the node observer (a privileged hostPID pod) was refused in namespace %s: %v", o.namespace, refused)
+		return "", "", o.failed
 	}
 	if _, err := waitPodIn(ctx, f.Client, f.Timeouts, o.namespace, created.Name, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning }); err != nil {
 		return "", "", fmt.Errorf("the node observer did not run on %s: %v", node, err)
@@ -179,7 +189,7 @@ func (s *Session) CloseObservers(ctx context.Context) error {
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	o.namespace, o.pods = "", nil
+	o.namespace, o.pods, o.failed = "", nil, nil
 	return err
 }
 

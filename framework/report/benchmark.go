@@ -127,3 +127,30 @@ func SpecTimesLine(stats []DurationStats) string {
 	}
 	return strings.TrimSuffix(line, ";")
 }
+
+// CompareSpecTimes measures two suites' runs side by side, from their
+// Ginkgo reports, as one gmeasure experiment: every spec that passed
+// (cleanup included) under "<name>: spec" (a failure may end early, or
+// wait out a timeout: only passes compare like with like), and each run's
+// setup. make critest-compare puts the CRI suite next to critest this way,
+// on the same runtime in the same run.
+func CompareSpecTimes(names [2]string, runs [2][]types.Report) *gmeasure.Experiment {
+	e := gmeasure.NewExperiment("spec times: " + names[0] + " and " + names[1])
+	for i, reports := range runs {
+		var setup time.Duration
+		for _, r := range reports {
+			for _, s := range r.SpecReports {
+				switch {
+				case s.LeafNodeType == types.NodeTypeIt && s.State == types.SpecStatePassed:
+					e.RecordDuration(names[i]+": passed spec, start to end, cleanup included", s.RunTime)
+				case s.LeafNodeType == types.NodeTypeSynchronizedBeforeSuite || s.LeafNodeType == types.NodeTypeBeforeSuite:
+					setup = max(setup, s.RunTime)
+				}
+			}
+		}
+		if setup > 0 {
+			e.RecordDuration(names[i]+": "+SetupTimeName, setup)
+		}
+	}
+	return e
+}

@@ -19,7 +19,8 @@ type SoakDiff struct {
 	// Runs are what each run said, in run order ("passed", a verdict with
 	// its reason, an exit code).
 	Runs []string `json:"runs"`
-	// Logs are the report folders of the runs that differ from the first.
+	// Logs are the report folders of the runs that differ from what most
+	// runs said (their logs and failure messages are there).
 	Logs []string `json:"logs,omitempty"`
 }
 
@@ -34,9 +35,18 @@ func Soak(runs []Run) []SoakDiff {
 		for _, r := range runs {
 			out = append(out, says(r))
 		}
+		// The runs that differ from what most runs said.
+		count := map[string]int{}
+		common := out[0]
+		for _, s := range out {
+			count[s]++
+			if count[s] > count[common] {
+				common = s
+			}
+		}
 		var logs []string
 		for i, s := range out {
-			if s != out[0] {
+			if s != common {
 				logs = append(logs, runs[i].Dir)
 			}
 		}
@@ -60,7 +70,9 @@ func Soak(runs []Run) []SoakDiff {
 			if v.Verdict == capability.Conformant || v.Verdict == capability.NotObserved {
 				return v.State
 			}
-			return fmt.Sprintf("%s (%s): %s", v.Verdict, v.Why, firstLine(v.Message))
+			// The message is evidence, not the outcome: it names the
+			// run's own namespaces and pods.
+			return fmt.Sprintf("%s (%s)", v.Verdict, v.Why)
 		})
 	}
 	cells := map[string]bool{}

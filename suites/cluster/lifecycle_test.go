@@ -171,7 +171,13 @@ func lifecycleNeverRestarted(ctx SpecContext, at placement, policy corev1.Restar
 	synced := f.RunEphemeral(ctx, pod.Name, sentinel)
 	now := kube.EphemeralStatus(synced, "debugger")
 	out, stderr, err := run(ctx, f, pod.Name, "sentinel", nil, "cat", "/starts/debugger")
+	if strings.Count(out, "started\n") == 0 {
+		// The trace itself did not work (the emptyDir, the shell): the
+		// suite's own fixture, no verdict on the kubelet.
+		Fail(fmt.Sprintf("%sthe debugger left no trace of its start on the pod's emptyDir: %q (stderr %q, err %v)", capability.EnvironmentErrorPrefix, out, stderr, err))
+	}
 	b.Evidence("restartPolicy %s; the debugger's starts, each a line its own process appended to the pod's emptyDir, read by a second ephemeral container the kubelet started after the exit: %q (stderr %q, err %v)", policy, out, stderr, err)
+	b.Evidence("judged at the kubelet's next sync of the pod after the exit, the one that started the second container: a kubelet restarting exited ephemeral containers as it restarts others restarts one at once after its first exit (kuberuntime doBackOff: no back-off entry yet), so in that sync")
 	b.Evidence("the debugger's status: at its exit %s; once the kubelet started the second one %s", ephemeralSummary(first), ephemeralSummary(now))
 	b.Check(err == nil && strings.Count(out, "started\n") == 1, "the debugger's process started %d times, not once", strings.Count(out, "started\n"))
 	b.Check(now.RestartCount == 0 && now.State.Terminated != nil && now.ContainerID == first.ContainerID,

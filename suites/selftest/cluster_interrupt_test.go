@@ -157,6 +157,7 @@ func TestClusterRuntimeKilledIsRunError(t *testing.T) {
 		"-expect=builtin", "-ginkgo.no-color", "-report-dir=" + dir}
 	run := ""
 	var killed time.Time
+	var kill *time.Timer
 	out, code := interruptRunEnv(t, argv, nil, false, func() bool {
 		if run = runningPodRun(client); run == "" || runningPods(client, run) < 2 {
 			return false
@@ -169,10 +170,12 @@ func TestClusterRuntimeKilledIsRunError(t *testing.T) {
 			t.Fatalf("stop the containerd of node %s: %v: %s", node, err, b)
 		}
 		t.Logf("stopped the containerd of node %s at %s; killed %s later", node, killed.Format("15:04:05.000"), runtimeHungFor)
-		time.AfterFunc(runtimeHungFor, func() { killNodeRuntime(t, node) })
+		kill = time.AfterFunc(runtimeHungFor, func() { killNodeRuntime(t, node) })
 		return true
 	}, "two running pods of the run", 5*time.Minute, 10*time.Minute)
-	killNodeRuntime(t, node) // whatever happened, never leave it stopped
+	if kill != nil && kill.Stop() {
+		killNodeRuntime(t, node) // the run ended first: never leave it stopped
+	}
 	t.Logf("the run ended with exit %d, %s after the kill", code, time.Since(killed).Round(time.Second))
 	sum := readSummary(t, dir)
 	if sum.Expectations == nil {

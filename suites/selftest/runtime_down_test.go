@@ -57,6 +57,7 @@ func TestRuntimeDownMidRunIsRunError(t *testing.T) {
 			argv := []string{bin, "-parallel=4", "-ginkgo.randomize-all", "-expect=builtin", "-report-dir=" + dir}
 			var pid int
 			var at time.Time
+			var thaw *time.Timer
 			// The runtime goes away once two specs have sandboxes in it.
 			out, code := interruptRunEnv(t, argv, nil, false, func() bool {
 				socks, _ := filepath.Glob("/var/lib/ectest/embedded/*/containerd.sock")
@@ -70,12 +71,12 @@ func TestRuntimeDownMidRunIsRunError(t *testing.T) {
 				}
 				t.Logf("%s: the embedded containerd (pid %d) got %v at %s", c.name, pid, c.signal, at.Format("15:04:05.000"))
 				if c.signal == syscall.SIGSTOP {
-					time.AfterFunc(runtimeFrozenFor, func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+					thaw = time.AfterFunc(runtimeFrozenFor, func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 				}
 				return true
 			}, "two specs with sandboxes in the embedded runtime", runtimeDownWithin, runtimeDownStopWithin+runtimeFrozenFor)
-			if c.signal == syscall.SIGSTOP {
-				_ = syscall.Kill(pid, syscall.SIGCONT) // whatever happened, never leave it stopped
+			if thaw != nil && thaw.Stop() {
+				_ = syscall.Kill(pid, syscall.SIGCONT) // the run ended first: never leave it stopped
 			}
 			t.Logf("the run ended with exit %d, %s after the runtime went away", code, time.Since(at).Round(time.Second))
 			if code != 3 {
