@@ -144,11 +144,5 @@ func newFrameworkWithLabels(ctx context.Context, labels map[string]string, exerc
 	for _, n := range exercises {
 		session.Checker.RequireApplicable(n)
 	}
-	// While the suite's environment is broken (the node's runtime hangs or
-	// went away), a spec fails at once as a run error instead of waiting
-	// out its own timeouts.
-	if err := session.Checker.Environment(); err != nil {
-		session.Checker.ForSpec(exercises...).FailEnvironment(err, "starting the spec")
-	}
 	return kube.New(ctx, session, labels, exercises...)
 }
