@@ -35,7 +35,7 @@ PROFILE ?=
 
 KUBECTL_RELEASES ?=
 
-.PHONY: soak kubectl-profiles help certify windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
+.PHONY: critest-compare soak kubectl-profiles help certify windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
 
 ## help: this list (the default target): each target and what it does
 help:
@@ -116,6 +116,12 @@ test:
 	REPORT_DIR=$(REPORT_DIR) hack/stage.sh windows-selftest hack/windows-selftest.sh
 	REPORT_DIR=$(REPORT_DIR) FOCUSED=1 hack/stage.sh mutation hack/mutation.sh
 	REPORT_DIR=$(REPORT_DIR) hack/stage.sh --last cluster-selftest hack/cluster-selftest.sh
+
+## critest-compare: the CRI suite's per-spec times next to critest's (cri-tools CRITEST_VERSION, v1.37.0 by default,
+## built from the Go module proxy on first use), both against one embedded runtime (RUNTIME, containerd-2 by default)
+## in PROCS processes; the table is printed and written to $(REPORT_DIR)/critest-compare/critest-compare.json
+critest-compare:
+	PROCS=$(PROCS) RUNTIME=$(RUNTIME) REPORT_DIR=$(REPORT_DIR) hack/critest-compare.sh
 
 ## soak: the flake campaign: the CRI suite (embedded runtime) and the cluster suite (one kind cluster) N times each
 ## in a row (N=20 by default), randomized, in PROCS processes, then which specs or capabilities ever differed between

@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -25,7 +26,9 @@ import (
 	"syscall"
 
 	"github.com/ectest/ectest/fixtures/criproxy"
+	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/programs"
+	"github.com/ectest/ectest/fixtures/registry"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/internal/atomicfile"
 	"github.com/ectest/ectest/runtimes/embedded"
@@ -47,6 +50,7 @@ func run() int {
 	fault := flag.String("fault", "", "reach the runtime through the fault-injecting CRI proxy with this fault (a self-test; none forwards unchanged)")
 	endpointFile := flag.String("endpoint-file", "", "write the CRI endpoint here once the runtime answers")
 	logDir := flag.String("log-dir", "", "directory for the runtime's log (default: its run directory)")
+	serveImages := flag.String("serve-images", "", "also serve the suite's test images from its loopback registry at -registry-addr while the runtime runs, and write their references here (JSON, role to reference): for another CRI test suite against the same runtime (make critest-compare); a suite run against this runtime then takes another -registry-addr")
 	baseDir := flag.String("base-dir", "/var/lib/ectest/outside", "directory for the runtime's state, apart from the suites' embedded runtimes (/var/lib/ectest/embedded), which a suite sweeps")
 	flag.Parse()
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-runtime: "+format+"\n", args...) }
@@ -78,6 +82,22 @@ func run() int {
 	opts.BaseDir = *baseDir
 	if *logDir != "" {
 		opts.LogPath = filepath.Join(*logDir, flavor.DaemonName()+".log")
+	}
+	if *serveImages != "" {
+		reg, err := registry.Start(*registryAddr)
+		if err != nil {
+			return fail(framework.ExitRunFailed, err)
+		}
+		defer reg.Close()
+		set, err := images.BuildAndPush(ctx, reg.Addr(), images.BuildOptions{})
+		if err != nil {
+			return fail(framework.ExitRunFailed, err)
+		}
+		b, _ := json.Marshal(set)
+		if err := atomicfile.WriteFile(*serveImages, append(b, '\n'), 0o644); err != nil {
+			return fail(framework.ExitRunFailed, err)
+		}
+		logf("the suite's test images are served at %s: %s", reg.Addr(), *serveImages)
 	}
 	rt, err := embedded.Start(ctx, opts)
 	if err != nil {
