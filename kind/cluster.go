@@ -706,8 +706,7 @@ func (c *Cluster) ConfigureRegistry(hostPort string) error {
 
 // cgroupfsConfig is how the cluster's nodes are told to use the cgroupfs
 // driver on a cgroup v1 host (ConfigOptions.Cgroupfs), nil elsewhere: the
-// runc handlers of a containerd node image, or a CRI-O drop-in written
-// into the state directory.
+// runc handlers of a containerd node image.
 func cgroupfsConfig(o Options, rt nodeimage.NodeRuntime) (*CgroupfsConfig, error) {
 	if !hostCgroupV1() {
 		return nil, nil
@@ -719,11 +718,11 @@ func cgroupfsConfig(o Options, rt nodeimage.NodeRuntime) (*CgroupfsConfig, error
 		return c, nil
 	}
 	if rt.IsCrio() {
-		path := filepath.Join(o.StateDir, "crio-cgroupfs.conf")
-		if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
-			return nil, err
-		}
-		return &CgroupfsConfig{CrioDropIn: path}, os.WriteFile(path, []byte(CrioCgroupfsDropIn), 0o644)
+		// CRI-O keeps systemd: with cgroupfs, runc sets the kubelet's
+		// hugetlb limits and fails on these nodes ("cannot set hugetlb
+		// limit: container could not join or create cgroup"; containerd
+		// tolerates a missing hugetlb controller, CRI-O does not).
+		return nil, nil
 	}
 	for _, h := range rt.Runtime.Handlers {
 		for _, opt := range h.Options {

@@ -72,22 +72,13 @@ type ConfigOptions struct {
 	Workers []WorkerConfig
 }
 
-// CgroupfsConfig says how the node runtimes are told to use the cgroupfs
-// driver (ConfigOptions.Cgroupfs).
+// CgroupfsConfig says how the node runtime is told to use the cgroupfs
+// driver (ConfigOptions.Cgroupfs): containerd nodes only.
 type CgroupfsConfig struct {
 	// ContainerdHandlers are containerd's runc handlers whose SystemdCgroup
-	// option is patched off (containerd nodes).
+	// option is patched off.
 	ContainerdHandlers []string
-	// CrioDropIn, when set, is a host file mounted into every node as a
-	// drop-in of CRI-O's configuration setting cgroup_manager (CRI-O nodes).
-	CrioDropIn string
 }
-
-// CrioCgroupfsDropIn is the drop-in CgroupfsConfig.CrioDropIn holds.
-const CrioCgroupfsDropIn = "# ectest: cgroup v1 host, the cgroupfs driver (see kind.ConfigOptions.Cgroupfs)\n[crio.runtime]\ncgroup_manager = \"cgroupfs\"\n"
-
-// nodeCrioDropIn is where a node's CRI-O reads CgroupfsConfig.CrioDropIn.
-const nodeCrioDropIn = "/etc/crio/crio.conf.d/99-ectest-cgroupfs.conf"
 
 // WorkerConfig is one worker node.
 type WorkerConfig struct {
@@ -119,21 +110,12 @@ func Config(o ConfigOptions) string {
 	if o.OCIFaultDir != "" {
 		fmt.Fprintf(&b, "  - hostPath: %s\n    containerPath: %s\n", o.OCIFaultDir, NodeOCIFaultDir)
 	}
-	crioDropIn := ""
-	if o.Cgroupfs != nil && o.Cgroupfs.CrioDropIn != "" {
-		crioDropIn = fmt.Sprintf("  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", o.Cgroupfs.CrioDropIn, nodeCrioDropIn)
-		b.WriteString(crioDropIn)
-	}
 	for _, w := range o.Workers {
 		fmt.Fprintf(&b, "- role: worker\n  image: %s\n", w.Image)
 		writeLabels(&b, w.Labels)
-		if w.CNIConfig != "" || crioDropIn != "" {
-			b.WriteString("  extraMounts:\n")
-		}
 		if w.CNIConfig != "" {
-			fmt.Fprintf(&b, "  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", w.CNIConfig, nodeimage.NodeCNIPath)
+			fmt.Fprintf(&b, "  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n    readOnly: true\n", w.CNIConfig, nodeimage.NodeCNIPath)
 		}
-		b.WriteString(crioDropIn)
 	}
 	var containerdPatches []string
 	if o.OCIFaultDir != "" {
