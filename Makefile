@@ -135,9 +135,9 @@ soak:
 ## mutation: the CRI suite through every fault of the fault-injecting CRI proxy (a self-test), every spec per
 ## fault (FOCUSED=1: only the specs labelled with what the fault must break and its collateral, as make test); a surviving
 ## fault fails it. Reports in $(REPORT_DIR)/mutation (FAULTS=a,b for some; LAYERS="cri cluster" adds the cluster part;
-## RUNTIME=name puts every fault in front of that embedded runtime, e.g. RUNTIME=cri-o, instead of Debian's containerd 1.6)
+## RUNTIME=name puts every fault in front of that embedded runtime, e.g. RUNTIME=cri-o, instead of Debian's containerd 1.6); JOBS=N fault runs side by side (2 by default; the OCI runtime wrapper's faults run alone)
 mutation:
-	REPORT_DIR=$(REPORT_DIR) LAYERS="$(LAYERS)" FOCUSED="$(FOCUSED)" RUNTIME="$(RUNTIME)" hack/mutation.sh
+	REPORT_DIR=$(REPORT_DIR) LAYERS="$(LAYERS)" FOCUSED="$(FOCUSED)" RUNTIME="$(RUNTIME)" JOBS="$(JOBS)" hack/mutation.sh
 
 ## mutation-cluster: the cluster suite through each fault that concerns the cluster layer, each on a kind
 ## cluster whose kubelet talks to containerd through the proxy (a few minutes per fault; not part of make test)

@@ -14,6 +14,8 @@
 # RUNTIME=name runs every CRI-layer fault in front of that embedded runtime
 # (one whose OCI runtime is runc: make mutation RUNTIME=cri-o) instead of
 # Debian's containerd 1.6 (and containerd-2 for the faults that need it).
+# JOBS=N fault runs side by side (2 by default: most of a fault run is
+# waiting; the OCI runtime wrapper's faults run alone).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
@@ -43,7 +45,7 @@ if [ ${#args[@]} -eq 0 ]; then
 fi
 progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
 progress "building ectest-mutation" $go build -o "$bin/ectest-mutation" ./cmd/ectest-mutation || exit 3
-"$bin/ectest-mutation" "${args[@]}" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS} ${FOCUSED:+-focused} ${RUNTIME:+-runtime=$RUNTIME}
+"$bin/ectest-mutation" "${args[@]}" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS} ${FOCUSED:+-focused} ${RUNTIME:+-runtime=$RUNTIME} -jobs="${JOBS:-2}"
 code=$?
 sed -n '1,/^## Faults/p' "$out/mutation.md" 2>/dev/null | head -n -1
 exit $code

@@ -23,6 +23,10 @@ type Options struct {
 	// RegistryAddr is the loopback registry (host:port) containerd may pull
 	// from over plain HTTP.
 	RegistryAddr string
+	// ExtraRegistries are more loopback registries it may pull from the same
+	// way: one per suite run when several share the runtime (make test's
+	// mutation lanes, each run serving its images at its own address).
+	ExtraRegistries []string
 	// SandboxImage is the pause image for sandboxes.
 	SandboxImage string
 	// BaseDir holds one directory per run (default /var/lib/ectest/embedded).
@@ -251,6 +255,15 @@ func cniConfigNamed(l layout, name string) string {
   ]
 }
 `, name, bridge, subnet, l.cniData())
+}
+
+// registries is every loopback registry the runtime may pull from.
+func (o Options) registries() []string {
+	var l []string
+	if o.RegistryAddr != "" {
+		l = append(l, o.RegistryAddr)
+	}
+	return append(l, o.ExtraRegistries...)
 }
 
 // hostsTOML lets containerd pull from the loopback registry over plain HTTP.

@@ -81,9 +81,9 @@ func crioFiles(l layout, o Options, runc, crun, conmon string) map[string]string
 	files := map[string]string{
 		l.crioConfig():         crioConfig(l, o, runc, crun, conmon),
 		l.crioStorageConf():    crioStorageConf(l),
-		l.crioPolicy():         crioPolicy(o.RegistryAddr),
+		l.crioPolicy():         crioPolicy(o.registries()...),
 		l.crioContainersConf(): "",
-		l.crioRegistries():     crioRegistriesConf(o.RegistryAddr),
+		l.crioRegistries():     crioRegistriesConf(o.registries()...),
 	}
 	return files
 }
@@ -204,20 +204,26 @@ func crioStorageConf(l layout) string {
 
 // crioRegistriesConf is containers-registries.conf (version 2): the
 // loopback registry over plain HTTP, no search registries.
-func crioRegistriesConf(registryAddr string) string {
+func crioRegistriesConf(registryAddrs ...string) string {
 	s := "unqualified-search-registries = []\nshort-name-mode = \"disabled\"\n"
-	if registryAddr != "" {
-		s += fmt.Sprintf("\n[[registry]]\nlocation = %q\ninsecure = true\n", registryAddr)
+	for _, r := range registryAddrs {
+		s += fmt.Sprintf("\n[[registry]]\nlocation = %q\ninsecure = true\n", r)
 	}
 	return s
 }
 
 // crioPolicy is containers-policy.json: images of the loopback registry
 // are accepted unsigned, everything else is rejected.
-func crioPolicy(registryAddr string) string {
+func crioPolicy(registryAddrs ...string) string {
 	scopes := ""
-	if registryAddr != "" {
-		scopes = fmt.Sprintf(`, "transports": {"docker": {%q: [{"type": "insecureAcceptAnything"}]}}`, registryAddr)
+	for i, r := range registryAddrs {
+		if i > 0 {
+			scopes += ", "
+		}
+		scopes += fmt.Sprintf(`%q: [{"type": "insecureAcceptAnything"}]`, r)
+	}
+	if scopes != "" {
+		scopes = `, "transports": {"docker": {` + scopes + `}}`
 	}
 	return `{"default": [{"type": "reject"}]` + scopes + "}\n"
 }

@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -58,6 +60,27 @@ func TestCrioFiles(t *testing.T) {
 	for path := range files {
 		if !strings.HasPrefix(path, l.dir+"/") {
 			t.Errorf("%s is outside the run directory", path)
+		}
+	}
+}
+
+// A runtime shared by more loopback registries (Options.ExtraRegistries)
+// trusts and reaches each of them over plain HTTP.
+func TestExtraRegistries(t *testing.T) {
+	o := Options{RegistryAddr: "127.0.0.1:5077", ExtraRegistries: []string{"127.0.0.1:5078"}}
+	var policy struct {
+		Transports map[string]map[string][]map[string]string `json:"transports"`
+	}
+	if err := json.Unmarshal([]byte(crioPolicy(o.registries()...)), &policy); err != nil {
+		t.Fatalf("policy is not JSON: %v", err)
+	}
+	conf := crioRegistriesConf(o.registries()...)
+	for _, r := range []string{"127.0.0.1:5077", "127.0.0.1:5078"} {
+		if policy.Transports["docker"][r] == nil {
+			t.Errorf("policy does not accept %s: %+v", r, policy)
+		}
+		if !strings.Contains(conf, fmt.Sprintf("location = %q\ninsecure = true", r)) {
+			t.Errorf("registries.conf does not make %s insecure:\n%s", r, conf)
 		}
 	}
 }

@@ -92,8 +92,8 @@ func dockerDaemonJSON(l layout, o Options) string {
 		"runtimes":             map[string]any{dockerRuntimeName: map[string]any{"path": l.dockerCapWrapper()}},
 		"default-runtime":      dockerRuntimeName,
 	}
-	if o.RegistryAddr != "" {
-		cfg["insecure-registries"] = []string{o.RegistryAddr}
+	if r := o.registries(); len(r) > 0 {
+		cfg["insecure-registries"] = r
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	return string(b) + "\n"

@@ -255,8 +255,8 @@ func containerdDaemon(o Options) (*daemon, error) {
 		for path, content := range shimConfigs(l, o) {
 			d.files[path] = content
 		}
-		if o.RegistryAddr != "" {
-			d.files[filepath.Join(l.hostsDir(), o.RegistryAddr, "hosts.toml")] = hostsTOML(o.RegistryAddr)
+		for _, r := range o.registries() {
+			d.files[filepath.Join(l.hostsDir(), r, "hosts.toml")] = hostsTOML(r)
 		}
 		if o.BinDir != "" {
 			// containerd finds its shim on PATH.
