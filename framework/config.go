@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -38,6 +39,9 @@ type Config struct {
 	ReportDir string
 	// RegistryAddr is where the in-process loopback registry listens.
 	RegistryAddr string
+	// RunID names the run (the ectest.io/run label of everything it
+	// creates); empty: a random one (RunIDOrNew).
+	RunID string
 	// Embedded runtime settings (used only without RuntimeEndpoint).
 	// Runtime names the embedded runtime (see runtimes/catalog).
 	Runtime    string
@@ -148,6 +152,7 @@ func RegisterFlags(fs *flag.FlagSet, c *Config, ch Choices, suite Suite) {
 	fs.IntVar(&c.Parallel, ParallelFlag, 1, "run the specs in N processes (also -parallel N, critest's name; the Ginkgo CLI is built in), with the same exit codes and last line as a serial run")
 	fs.StringVar(&c.Expect, "expect", "", "expectation file of known deviations (the format of runtimes/expected), or builtin for the project's own for the runtime under test: exit 0 when the verdicts are exactly as expected, 1 when they changed")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the suite's version and exit")
+	fs.StringVar(&c.RunID, "run-id", "", "name of this run instead of a random one: the label ectest.io/run of everything it creates, by which its cleanup and leak check find them (lower-case letters, digits and '-', at most 16; unique among the runs against one runtime or cluster), e.g. a CI job's")
 	suiteFlags(fs, c, ch, suite)
 	// The other suite's flags, refused (Validate) with a line naming their suite.
 	scratch := flag.NewFlagSet("", flag.ContinueOnError)
@@ -287,6 +292,9 @@ func (c *Config) Validate() error {
 	if c.ReportDir == "" {
 		errs = append(errs, errors.New("-report-dir is empty"))
 	}
+	if c.RunID != "" && !runIDPattern.MatchString(c.RunID) {
+		errs = append(errs, fmt.Errorf("-run-id %q: lower-case letters, digits and '-' (not first or last), at most 16", c.RunID))
+	}
 	if c.Kubeconfig != "" {
 		if _, err := os.Stat(c.Kubeconfig); err != nil {
 			errs = append(errs, fmt.Errorf("-kubeconfig: %v", err))
@@ -326,6 +334,18 @@ func oneLine(err error) string {
 		out = append(out, r)
 	}
 	return string(out)
+}
+
+// runIDPattern is what -run-id takes: a label value, a DNS label and part
+// of one (the CRI namespace "ectest-<run>").
+var runIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?$`)
+
+// RunIDOrNew is -run-id, or a new random run ID.
+func (c *Config) RunIDOrNew() string {
+	if c.RunID != "" {
+		return c.RunID
+	}
+	return NewRunID()
 }
 
 // NewRunID names one run: everything it creates carries it.

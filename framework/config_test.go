@@ -8,10 +8,13 @@ import (
 
 func TestValidateWithoutCatalogs(t *testing.T) {
 	for args, want := range map[string]string{
-		"-image-endpoint=unix:///x.sock": "-image-endpoint needs -runtime-endpoint",
-		"-registry-addr=nohostport":      "-registry-addr",
-		"-report-dir=":                   "-report-dir is empty",
-		"-kubeconfig=/nonexistent/kc":    "-kubeconfig",
+		"-image-endpoint=unix:///x.sock":  "-image-endpoint needs -runtime-endpoint",
+		"-registry-addr=nohostport":       "-registry-addr",
+		"-report-dir=":                    "-report-dir is empty",
+		"-kubeconfig=/nonexistent/kc":     "-kubeconfig",
+		"-run-id=CI_Job.7":                "-run-id",
+		"-run-id=-x":                      "-run-id",
+		"-run-id=a-run-id-longer-than-16": "-run-id",
 	} {
 		var c Config
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -75,5 +78,17 @@ func TestVersionGateLabels(t *testing.T) {
 	}
 	if err := CheckLabels([][]string{{"MinimumKubeletVersion:"}}); err == nil {
 		t.Error("a label set key without a value was accepted")
+	}
+}
+
+// A run ID given is the run's; none, a new one each time.
+func TestRunIDOrNew(t *testing.T) {
+	c := Config{RunID: "ci-4711"}
+	if got := c.RunIDOrNew(); got != "ci-4711" || c.Validate() != nil && strings.Contains(c.Validate().Error(), "-run-id") {
+		t.Errorf("RunIDOrNew = %q, want ci-4711, and accepted", got)
+	}
+	c.RunID = ""
+	if a, b := c.RunIDOrNew(), c.RunIDOrNew(); a == b || !runIDPattern.MatchString(a) {
+		t.Errorf("two new run IDs %q and %q: want different, each a valid -run-id", a, b)
 	}
 }

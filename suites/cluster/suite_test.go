@@ -67,7 +67,7 @@ var (
 )
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	h, err := environment.UpCluster(ctx, &cfg, framework.NewRunID(), framework.Logf)
+	h, err := environment.UpCluster(ctx, &cfg, cfg.RunIDOrNew(), framework.Logf)
 	if err != nil {
 		Fail("cluster environment: " + err.Error())
 	}

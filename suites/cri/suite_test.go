@@ -51,7 +51,7 @@ var (
 )
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	h, err := environment.Up(ctx, &cfg, framework.NewRunID(), framework.Logf)
+	h, err := environment.Up(ctx, &cfg, cfg.RunIDOrNew(), framework.Logf)
 	if err != nil {
 		Fail("environment: " + err.Error())
 	}
