@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -97,69 +98,96 @@ func TestExitCodeContract(t *testing.T) {
 		{name: "run error", labels: "image-pull-at-debug-time", env: []string{"ECTEST_SELFTEST_REGISTRY_DOWN=1"}, code: 3, line: `^ectest: RUN FAILED .*\(exit 3\)$`},
 		{name: "SIGINT", labels: "pid", signal: true, code: 3, line: `^ectest: RUN FAILED .*(nterrupt|no verdict).*\(exit 3\)$`},
 	}
+	// One row per entry point and case, in this order whichever finishes
+	// first: the cases of bad input run side by side (they touch no
+	// runtime), the others one after another (a SIGINT case checks that no
+	// runtime state is left at all).
+	var (
+		rowsMu sync.Mutex
+		rows   = map[int]string{}
+	)
+	runCase := func(t *testing.T, row int, e contractEntry, c contractCase) {
+		report := t.TempDir()
+		code, out, took := runContract(t, e.argv(c.flags, c.labels, report), c.env, c.signal)
+		lines := nonEmptyLines(out)
+		last := ""
+		if len(lines) > 0 {
+			last = lines[len(lines)-1]
+		}
+		wantCode, ectestLine := c.code, last
+		if e.make && c.code != 0 {
+			// make exits 2 for a failed recipe, its line naming the
+			// recipe's code; on Ctrl-C it says Interrupt and dies of
+			// the signal (a shell's 130; -1 here).
+			wantCode = 2
+			wantMake := regexp.MustCompile(fmt.Sprintf(`^make(\[\d+\])?: \*\*\* \[Makefile:\d+: [a-z-]+\] Error %d$`, c.code))
+			if c.signal {
+				wantCode, wantMake = -1, regexp.MustCompile(`^make(\[\d+\])?: \*\*\* \[Makefile:\d+: [a-z-]+\] Interrupt$`)
+			}
+			if !wantMake.MatchString(last) {
+				t.Errorf("last line %q, want /%s/", last, wantMake)
+			}
+			ectestLine = ""
+			if len(lines) > 1 {
+				ectestLine = lines[len(lines)-2]
+			}
+		}
+		shown := "`" + truncateLine(last, 160) + "`"
+		if ectestLine != last {
+			shown = "`" + truncateLine(ectestLine, 110) + "` then `" + truncateLine(last, 60) + "`"
+		}
+		rowsMu.Lock()
+		rows[row] = fmt.Sprintf("| %s | %s | %d | %s (%s) |\n", e.name, c.name, code, shown, took.Round(time.Second))
+		rowsMu.Unlock()
+		if code != wantCode {
+			t.Errorf("exit code %d, want %d", code, wantCode)
+		}
+		if !regexp.MustCompile(c.line).MatchString(ectestLine) {
+			t.Errorf("ectest line %q, want /%s/", ectestLine, c.line)
+		}
+		if c.name == "bad input" || c.name == "misspelt label" {
+			if n := strings.Count(out, "\n"); !e.make && n > 1 {
+				t.Errorf("bad input printed %d lines, want one:\n%s", n, out)
+			}
+			if strings.Contains(out, "Ginkgo timed out") || strings.Contains(out, "Ran ") {
+				t.Errorf("bad input ran something:\n%s", out)
+			}
+		}
+		if c.signal {
+			checkNothingLeft(t, endpoint)
+		}
+		if t.Failed() {
+			t.Logf("output:\n%s", out)
+		}
+	}
+	badInput := func(c contractCase) bool { return c.name == "bad input" || c.name == "misspelt label" }
+	for _, group := range []struct {
+		name     string
+		parallel bool
+	}{{"input", true}, {"runs", false}} {
+		t.Run(group.name, func(t *testing.T) {
+			row := 0
+			for _, e := range entries {
+				for _, c := range cases {
+					row++
+					if len(e.only) > 0 && !contains(e.only, c.name) || e.name == "make certify" && endpoint == "" || badInput(c) != group.parallel {
+						continue
+					}
+					r := row // the parallel ones run once this loop is done
+					t.Run(e.name+"/"+c.name, func(t *testing.T) {
+						if group.parallel {
+							t.Parallel()
+						}
+						runCase(t, r, e, c)
+					})
+				}
+			}
+		})
+	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "| entry point | case | exit code | last line (make: the ectest line, then make's) |\n|---|---|---|---|\n")
-	for _, e := range entries {
-		for _, c := range cases {
-			if len(e.only) > 0 && !contains(e.only, c.name) {
-				continue
-			}
-			if e.name == "make certify" && endpoint == "" {
-				continue
-			}
-			t.Run(e.name+"/"+c.name, func(t *testing.T) {
-				report := t.TempDir()
-				code, out, took := runContract(t, e.argv(c.flags, c.labels, report), c.env, c.signal)
-				lines := nonEmptyLines(out)
-				last := ""
-				if len(lines) > 0 {
-					last = lines[len(lines)-1]
-				}
-				wantCode, ectestLine := c.code, last
-				if e.make && c.code != 0 {
-					// make exits 2 for a failed recipe, its line naming the
-					// recipe's code; on Ctrl-C it says Interrupt and dies of
-					// the signal (a shell's 130; -1 here).
-					wantCode = 2
-					wantMake := regexp.MustCompile(fmt.Sprintf(`^make(\[\d+\])?: \*\*\* \[Makefile:\d+: [a-z-]+\] Error %d$`, c.code))
-					if c.signal {
-						wantCode, wantMake = -1, regexp.MustCompile(`^make(\[\d+\])?: \*\*\* \[Makefile:\d+: [a-z-]+\] Interrupt$`)
-					}
-					if !wantMake.MatchString(last) {
-						t.Errorf("last line %q, want /%s/", last, wantMake)
-					}
-					ectestLine = ""
-					if len(lines) > 1 {
-						ectestLine = lines[len(lines)-2]
-					}
-				}
-				shown := "`" + truncateLine(last, 160) + "`"
-				if ectestLine != last {
-					shown = "`" + truncateLine(ectestLine, 110) + "` then `" + truncateLine(last, 60) + "`"
-				}
-				fmt.Fprintf(&table, "| %s | %s | %d | %s (%s) |\n", e.name, c.name, code, shown, took.Round(time.Second))
-				if code != wantCode {
-					t.Errorf("exit code %d, want %d", code, wantCode)
-				}
-				if !regexp.MustCompile(c.line).MatchString(ectestLine) {
-					t.Errorf("ectest line %q, want /%s/", ectestLine, c.line)
-				}
-				if c.name == "bad input" || c.name == "misspelt label" {
-					if n := strings.Count(out, "\n"); !e.make && n > 1 {
-						t.Errorf("bad input printed %d lines, want one:\n%s", n, out)
-					}
-					if strings.Contains(out, "Ginkgo timed out") || strings.Contains(out, "Ran ") {
-						t.Errorf("bad input ran something:\n%s", out)
-					}
-				}
-				if c.signal {
-					checkNothingLeft(t, endpoint)
-				}
-				if t.Failed() {
-					t.Logf("output:\n%s", out)
-				}
-			})
-		}
+	for row := 1; row <= len(entries)*len(cases); row++ {
+		table.WriteString(rows[row])
 	}
 	if dir := os.Getenv("ECTEST_SELFTEST_CONTRACT_OUT"); dir != "" {
 		_ = os.MkdirAll(dir, 0o755)
