@@ -22,9 +22,30 @@ mkdir -p "$report"
 progress "building ectest-kind" $go build -o "$report/ectest-kind" ./cmd/ectest-kind || exit 1
 kindctl="$report/ectest-kind"
 bin=$(mktemp -d /tmp/ectest-cluster-bin.XXXXXX)
-trap 'rm -rf "$bin"' EXIT
+trap '[ -n "${skew_pid:-}" ] && wait "$skew_pid" 2>/dev/null; rm -rf "$bin"' EXIT
 progress "compiling the cluster suite" $go test -c -o "$bin/cluster.test" ./suites/cluster || exit 1
 progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
+
+# The skew pair: its node images built here (Go is on PATH), then the skew
+# specs from the Go-less suite binary, which makes the cluster from them
+# and deletes it at the end. It runs beside the Ctrl-C and runtime-kill
+# tests (a cluster of its own; they mostly wait), its output kept until
+# they are done.
+skew_pair() {
+  local start scode
+  start=$(date +%s)
+  "$kindctl" node-image -topology=skew-pair $node_flags > /dev/null
+  scode=$?
+  if [ "$scode" -eq 0 ]; then
+    (cd "$bin" && env PATH=/usr/sbin:/usr/bin:/sbin:/bin ./ginkgo -p --procs=4 --randomize-all --no-color --label-filter=skew ./cluster.test -- -report-dir="$report/skew-pair" -topology=skew-pair $node_flags) > "$report/skew-pair.log" 2>&1
+    scode=$?
+    grep -E '^(Ran|FAIL!|SUCCESS!)|\[FAIL\]' "$report/skew-pair.log"
+    sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$report/skew-pair.log"
+  fi
+  echo "cluster self-test: skew pair exit code $scode after $(( $(date +%s) - start ))s"
+  "$kindctl" down -topology=skew-pair || scode=1
+  return "$scode"
+}
 
 start=$(date +%s)
 node_flags="${KUBERNETES_VERSION:+-kubernetes-version=$KUBERNETES_VERSION} ${NODE_RUNTIME:+-node-runtime=$NODE_RUNTIME}"
@@ -45,6 +66,8 @@ if [ "$code" -eq 0 ]; then
   grep -E '^(Ran|FAIL!|SUCCESS!)|\[FAIL\]' "$report/suite.log"
   sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$report/suite.log"
   echo "cluster self-test: cluster suite exit code $code after $(( $(date +%s) - start ))s"
+  skew_pair > "$report/skew-pair.out" 2>&1 &
+  skew_pid=$!
   # Ctrl-C in the middle of a run on the same (reused) cluster, then the
   # run's objects must be gone and the cluster still there; then the node's
   # containerd killed in the middle of a run: a run error, never a verdict.
@@ -57,21 +80,15 @@ if [ "$code" -eq 0 ]; then
   [ "$icode" -eq 0 ] || code=$icode
 fi
 "$kindctl" down || code=1
-# The skew pair: its node images built here (Go is on PATH), then the skew
-# specs from the Go-less suite binary, which makes the cluster from them
-# and deletes it at the end.
-start=$(date +%s)
-"$kindctl" node-image -topology=skew-pair $node_flags > /dev/null
-scode=$?
-if [ "$scode" -eq 0 ]; then
-  (cd "$bin" && env PATH=/usr/sbin:/usr/bin:/sbin:/bin ./ginkgo -p --procs=4 --randomize-all --no-color --label-filter=skew ./cluster.test -- -report-dir="$report/skew-pair" -topology=skew-pair $node_flags) > "$report/skew-pair.log" 2>&1
+if [ -n "${skew_pid:-}" ]; then
+  wait "$skew_pid"
   scode=$?
-  grep -E '^(Ran|FAIL!|SUCCESS!)|\[FAIL\]' "$report/skew-pair.log"
-  sed -n '/^ *Capability matrix/,/^ *nonconformant capabilities/p' "$report/skew-pair.log"
+  cat "$report/skew-pair.out"
+else
+  skew_pair
+  scode=$?
 fi
-echo "cluster self-test: skew pair exit code $scode after $(( $(date +%s) - start ))s"
 [ "$scode" -eq 0 ] || code=$scode
-"$kindctl" down -topology=skew-pair || code=1
 left=$(docker ps -a --filter "label=io.x-k8s.kind.cluster" --format '{{.Names}}')
 if [ -n "$left" ]; then
   echo "kind containers left behind: $left"; code=1

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/kube"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -34,27 +34,29 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		signal bool
-		argv   func(t *testing.T) []string
+		argv   func(t *testing.T, run string) []string
 	}{
-		{"serial suite binary", true, func(t *testing.T) []string {
-			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=Targeting through the kubelet", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}
+		{"serial suite binary", true, func(t *testing.T, run string) []string {
+			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=Targeting through the kubelet", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir(), "-run-id=" + run}
 		}},
-		{"ginkgo -p", true, func(t *testing.T) []string {
-			return []string{"go", "tool", "ginkgo", "-p", "--procs=3", "--no-color", "--focus=Targeting through the kubelet", suiteBinary(t, "cluster"), "--", "-report-dir=" + t.TempDir()}
+		{"ginkgo -p", true, func(t *testing.T, run string) []string {
+			return []string{"go", "tool", "ginkgo", "-p", "--procs=3", "--no-color", "--focus=Targeting through the kubelet", suiteBinary(t, "cluster"), "--", "-report-dir=" + t.TempDir(), "-run-id=" + run}
 		}},
 		// No signal: the suite's own timeout runs out in the middle of the
 		// lifecycle specs (about 40 s serial in all, the image-pull failure
-		// alone 13 s).
-		{"suite timeout", false, func(t *testing.T) []string {
-			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=Ephemeral container lifecycle", "-ginkgo.timeout=15s", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir()}
+		// alone 13 s; slower beside the other cases).
+		{"suite timeout", false, func(t *testing.T, run string) []string {
+			return []string{suiteBinary(t, "cluster"), "-ginkgo.focus=Ephemeral container lifecycle", "-ginkgo.timeout=20s", "-ginkgo.v", "-ginkgo.no-color", "-report-dir=" + t.TempDir(), "-run-id=" + run}
 		}},
 	} {
+		// Side by side on the one cluster: each run is told its run ID,
+		// and what it leaves is looked up by it.
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			run := "int-" + framework.NewRunID()
 			// Ctrl-C once a spec of the run has a running pod in its namespace.
-			run := ""
-			out := interruptRun(t, c.argv(t), c.signal, func() bool {
-				run = runningPodRun(client)
-				return run != ""
+			out := interruptRun(t, c.argv(t, run), c.signal, func() bool {
+				return runningPods(client, run) > 0
 			}, "a running pod of the run", 5*time.Minute, 4*time.Minute)
 			checkRunLeftNothing(t, client, run, out.String())
 		})
@@ -108,28 +110,6 @@ func checkRunLeftNothing(t *testing.T, client kubernetes.Interface, run, output 
 	}
 }
 
-// runningPodRun is the run ID of a suite namespace holding a running pod, or "".
-func runningPodRun(client kubernetes.Interface) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRun})
-	if err != nil {
-		return ""
-	}
-	for _, ns := range nss.Items {
-		pods, err := client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			continue
-		}
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				return ns.Labels[kube.LabelRun]
-			}
-		}
-	}
-	return ""
-}
-
 // The node's container runtime hung (SIGSTOP) in the middle of a
 // cluster-suite run (R2), once two specs have running pods, and killed
 // runtimeHungFor later; systemd in the node starts it again. A spec it took down must be a run error that says
@@ -153,13 +133,13 @@ func TestClusterRuntimeKilledIsRunError(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	argv := []string{suiteBinary(t, "cluster"), "-parallel=2", "-ginkgo.randomize-all", "-ginkgo.label-filter=(pid || network || ipc || lifecycle || streaming) && !skew",
+	run := "kill-" + framework.NewRunID()
+	argv := []string{suiteBinary(t, "cluster"), "-parallel=2", "-ginkgo.randomize-all", "-run-id=" + run, "-ginkgo.label-filter=(pid || network || ipc || streaming) && !skew",
 		"-expect=builtin", "-ginkgo.no-color", "-report-dir=" + dir}
-	run := ""
 	var killed time.Time
 	var kill *time.Timer
 	out, code := interruptRunEnv(t, argv, nil, false, func() bool {
-		if run = runningPodRun(client); run == "" || runningPods(client, run) < 2 {
+		if runningPods(client, run) < 2 {
 			return false
 		}
 		// It hangs first (SIGSTOP): systemd would start a killed one again
