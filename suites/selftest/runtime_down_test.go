@@ -20,11 +20,14 @@ const (
 	// runtimeDownWithin bounds the suite's start until specs have sandboxes
 	// in the embedded runtime (the runtime and images set up first).
 	runtimeDownWithin = 4 * time.Minute
+	// runtimeCall is the bound of one CRI call the runs are given
+	// (-runtime-service-timeout; Timeouts.RuntimeCall, 30 s by default).
+	runtimeCall = 10 * time.Second
 	// runtimeFrozenFor is how long the frozen runtime stays stopped:
-	// longer than one CRI call may take (Timeouts.RuntimeCall, 30 s), so
-	// that calls in flight time out too, not only the specs that start
-	// while it is stopped.
-	runtimeFrozenFor = 40 * time.Second
+	// longer than one CRI call may take (runtimeCall), so that calls in
+	// flight time out too, not only the specs that start while it is
+	// stopped.
+	runtimeFrozenFor = runtimeCall + 5*time.Second
 	// runtimeDownStopWithin bounds the rest of the run once the runtime
 	// went away: the run must end within its own timeouts.
 	runtimeDownStopWithin = 5 * time.Minute
@@ -54,7 +57,7 @@ func TestRuntimeDownMidRunIsRunError(t *testing.T) {
 			// Compared with the runtime's known deviations: what the
 			// runtime does wrong anyway stays a verdict of the specs that
 			// ran while it answered; nothing new may appear.
-			argv := []string{bin, "-parallel=4", "-ginkgo.randomize-all", "-expect=builtin", "-report-dir=" + dir}
+			argv := []string{bin, "-parallel=4", "-ginkgo.randomize-all", "-expect=builtin", "-report-dir=" + dir, "-runtime-service-timeout=" + runtimeCall.String()}
 			var pid int
 			var at time.Time
 			var thaw *time.Timer
