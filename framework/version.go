@@ -2,15 +2,40 @@ package framework
 
 import (
 	"fmt"
+
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/ectest/ectest/framework/capability"
 )
 
 // Version is the release this binary was built as, set at link time by
 // release builds (-ldflags "-X github.com/ectest/ectest/framework.Version=v0.3.0");
 // empty in a development build, which names its source revision instead.
 var Version = ""
+
+// Commit is the source commit this binary was built from, set at link time
+// (-ldflags "-X github.com/ectest/ectest/framework.Commit=<sha>"; make
+// release and the make targets do); a go build in a checkout stamps it too.
+var Commit = ""
+
+// Build is what every report names as the suite that judged: Version (or
+// the source revision, as VersionLine says it) and Commit.
+func Build() capability.Build {
+	b := capability.Build{Version: Version, Commit: Commit}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && b.Commit == "" {
+				b.Commit = s.Value
+			}
+		}
+	}
+	if b.Version == "" {
+		b.Version = strings.Fields(VersionLine())[1] // devel-<revision>, or devel
+	}
+	return b
+}
 
 // VersionLine says what this binary is: ectest's version (or source
 // revision), the CRI API and Ginkgo it was built with, and the Go release
@@ -49,5 +74,8 @@ func VersionLine() string {
 	// A test binary carries no module list: its dependencies' versions are
 	// in go.mod of the source it was built from (the revision above).
 	parts = append(parts, fmt.Sprintf("%s %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH))
+	if Commit != "" {
+		parts = append([]string{"commit " + Commit}, parts...)
+	}
 	return fmt.Sprintf("ectest %s (CRI API runtime.v1; %s)", v, strings.Join(parts, ", "))
 }

@@ -93,8 +93,25 @@ type Row struct {
 	Layers     map[Layer]Cell `json:"layers"`
 }
 
+// Build says which ectest made a report: its release (or source revision)
+// and the commit it was built from.
+type Build struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit,omitempty"`
+}
+
+// String is "v0.3.0 (commit 0123456789ab)".
+func (b Build) String() string {
+	if b.Commit == "" {
+		return b.Version
+	}
+	return fmt.Sprintf("%s (commit %s)", b.Version, b.Commit[:min(12, len(b.Commit))])
+}
+
 // Matrix is the per-runtime capability matrix: declared against observed.
 type Matrix struct {
+	// Ectest is the suite that judged (absent from older reports).
+	Ectest  *Build      `json:"ectest,omitempty"`
 	Runtime RuntimeInfo `json:"runtime"`
 	Profile string      `json:"profile"`
 	Layers  []Layer     `json:"layers"`

@@ -28,6 +28,10 @@ const (
 	// and its reason.
 	JUnitVerdictProperty = "verdict"
 	JUnitWhyProperty     = "verdict-reason"
+	// JUnitEctestVersionProperty and JUnitEctestCommitProperty, testsuite
+	// properties, name the suite that judged (framework.Build).
+	JUnitEctestVersionProperty = "ectest-version"
+	JUnitEctestCommitProperty  = "ectest-commit"
 )
 
 // JUnitNonconformantType is the type of a <failure>: a judge said no.
@@ -57,6 +61,13 @@ func WriteJUnit(path string, r types.Report) error {
 		out, err := JUnit(suites, r)
 		if err != nil {
 			return err
+		}
+		// The suite that judged, beside Ginkgo's suite properties.
+		build := framework.Build()
+		for i := range out.TestSuites {
+			out.TestSuites[i].Properties.Properties = append(out.TestSuites[i].Properties.Properties,
+				reporters.JUnitProperty{Name: JUnitEctestVersionProperty, Value: build.Version},
+				reporters.JUnitProperty{Name: JUnitEctestCommitProperty, Value: build.Commit})
 		}
 		enc, err := EncodeJUnit(out)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
@@ -205,8 +206,13 @@ func TestJUnitKeepsGinkgosReport(t *testing.T) {
 		t.Fatalf("re-encoded Ginkgo's report differs (%v):\n%s\n---\n%s", err, enc, b)
 	}
 	ours, _ := writeJUnitRun(t, r)
-	if ours.TestSuites[0].Name != g.TestSuites[0].Name || ours.TestSuites[0].Time != g.TestSuites[0].Time || len(ours.TestSuites[0].Properties.Properties) != len(g.TestSuites[0].Properties.Properties) {
+	// Ginkgo's suite properties, then the suite that judged.
+	gp, op := g.TestSuites[0].Properties, ours.TestSuites[0].Properties
+	if ours.TestSuites[0].Name != g.TestSuites[0].Name || ours.TestSuites[0].Time != g.TestSuites[0].Time || len(op.Properties) != len(gp.Properties)+2 {
 		t.Errorf("suite attributes changed")
+	}
+	if v := op.WithName(JUnitEctestVersionProperty); v == "" || v != framework.Build().Version {
+		t.Errorf("testsuite property %s = %q, want %q", JUnitEctestVersionProperty, v, framework.Build().Version)
 	}
 	for _, tc := range g.TestSuites[0].TestCases[2:3] {
 		if tc.Name != ours.TestSuites[0].TestCases[0].Name || tc.SystemErr != ours.TestSuites[0].TestCases[0].SystemErr {

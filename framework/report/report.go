@@ -159,6 +159,9 @@ func selfTestWhat(fault string) string {
 func Markdown(m capability.Matrix) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Capability matrix\n\n")
+	if m.Ectest != nil {
+		fmt.Fprintf(&b, "Judged by ectest %s.\n\n", m.Ectest)
+	}
 	if banner := selfTestBanner(m); banner != "" {
 		fmt.Fprintf(&b, "**%s**\n", strings.TrimSpace(banner))
 	}
@@ -407,6 +410,7 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer, 
 		return nil
 	}
 	m := capability.Matrix{}
+	build := framework.Build()
 	if s != nil {
 		obs, err := Observations(r)
 		if err != nil {
@@ -423,6 +427,7 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer, 
 			m.MarkUnverified(layer, CapabilityLabels(r))
 		}
 	}
+	m.Ectest = &build
 	if err := Write(dir, r, m); err != nil {
 		return err
 	}
@@ -435,6 +440,7 @@ func AfterSuite(dir string, r types.Report, s *Subject, layer capability.Layer, 
 	}
 	fmt.Println(SpecTimesLine(times))
 	sum := SummarizeRun(r, m, dir)
+	sum.Ectest = &build
 	if (s != nil && runtimes.IsProbe(s.Profile)) || probeRequested() {
 		sum.Probe = &ProbeSummary{}
 		if s != nil {

@@ -23,7 +23,9 @@ const SummaryMDFile = "summary.md"
 type Summary struct {
 	framework.Outcome
 	// Format is the summary.json version (SummaryFormat; 0 before it).
-	Format int            `json:"format,omitempty"`
+	Format int `json:"format,omitempty"`
+	// Ectest is the suite that judged (absent from older summaries).
+	Ectest *capability.Build `json:"ectest,omitempty"`
 	Layers []LayerSummary `json:"layers"`
 	Specs  SpecCounts     `json:"specs"`
 	// Nonconformances are failed specs whose judge said no.
@@ -477,6 +479,9 @@ func (s Summary) nonconformantCells() int {
 func SummaryMarkdown(s Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Run summary\n\n%s\n\n", s.Line)
+	if s.Ectest != nil {
+		fmt.Fprintf(&b, "Judged by ectest %s.\n\n", s.Ectest)
+	}
 	fmt.Fprintf(&b, "| layer | runtime | conformant | nonconformant | not supported on this OS | not observed | not applicable | probed |\n|---|---|---|---|---|---|---|---|\n")
 	for _, l := range s.Layers {
 		fmt.Fprintf(&b, "| %s | %s %s | %d | %d %s | %d %s | %d | %d | %d %s |\n", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant), joinNames(l.Nonconformant),

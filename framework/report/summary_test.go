@@ -125,3 +125,30 @@ func TestProbeWritesTheObservedProfileAndSaysItWasAProbe(t *testing.T) {
 		})
 	}
 }
+
+// Every report of a run names the suite that judged it (framework.Build):
+// summary.json and .md, matrix.json and .md, and the JUnit testsuite.
+func TestReportsNameTheSuiteThatJudged(t *testing.T) {
+	defer func(v, c string) { framework.Version, framework.Commit = v, c }(framework.Version, framework.Commit)
+	framework.Version, framework.Commit = "v9.8.7", "fedcba9876543210fedcba9876543210fedcba98"
+	dir := t.TempDir()
+	r := types.Report{SuiteDescription: "s", SpecReports: types.SpecReports{spec("a [CRI-2]", types.SpecStatePassed, 0)}, SuiteSucceeded: true}
+	rt := capability.RuntimeInfo{Name: "containerd", Version: "2.4.2", APIVersion: "v1", OS: "linux"}
+	if err := AfterSuite(dir, r, &Subject{Runtime: rt, Profile: "p"}, capability.LayerCRI, ""); err != nil {
+		t.Fatal(err)
+	}
+	want := "v9.8.7 (commit fedcba987654)"
+	s, err := ReadSummary(dir)
+	if err != nil || s.Ectest == nil || s.Ectest.String() != want {
+		t.Errorf("summary.json names %+v (%v), want %s", s.Ectest, err, want)
+	}
+	for _, f := range []string{SummaryMDFile, "matrix.md", MatrixJSONFile, JUnitFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "v9.8.7") || !strings.Contains(string(b), "fedcba987654") {
+			t.Errorf("%s does not name ectest v9.8.7 and its commit:\n%.600s", f, b)
+		}
+	}
+}

@@ -196,7 +196,11 @@ func Markdown(m Matrix) string {
 		if c.Log != "" {
 			links = append(links, fmt.Sprintf("[log](%s)", c.Log))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.Name, c.Layer, mdEscape(strings.Join(c.RanAgainst(), "; ")), mdEscape(exit), c.WallTime(), strings.Join(links, " "))
+		against := strings.Join(c.RanAgainst(), "; ")
+		if len(c.Ectest) > 0 {
+			against += "; judged by ectest " + strings.Join(c.Ectest, ", ")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.Name, c.Layer, mdEscape(against), mdEscape(exit), c.WallTime(), strings.Join(links, " "))
 	}
 	b.WriteString("\n## Failing cells\n")
 	any := false

@@ -241,8 +241,11 @@ type Cell struct {
 	Seconds        float64   `json:"seconds,omitempty"`
 	PrepareSeconds float64   `json:"prepareSeconds,omitempty"`
 	// Runtimes are what each layer of each report ran against.
-	Runtimes []LayerRuntime    `json:"runtimes,omitempty"`
-	Specs    report.SpecCounts `json:"specs"`
+	Runtimes []LayerRuntime `json:"runtimes,omitempty"`
+	// Ectest names the suites that judged the cell's reports (one, unless
+	// its reports were made by different builds; none in older reports).
+	Ectest []string          `json:"ectest,omitempty"`
+	Specs  report.SpecCounts `json:"specs"`
 	// SelfTest names the CRI proxy's fault or personality when the cell's
 	// reports were made through it: never a conformance result.
 	SelfTest string `json:"selfTest,omitempty"`

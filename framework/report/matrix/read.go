@@ -104,6 +104,9 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 			if fault, ok := report.SelfTest(*m); ok {
 				cell.SelfTest = fault
 			}
+			if m.Ectest != nil && !slices.Contains(cell.Ectest, m.Ectest.String()) {
+				cell.Ectest = append(cell.Ectest, m.Ectest.String())
+			}
 			for _, l := range m.Layers {
 				rt, ok := m.LayerRuntimes[l]
 				if !ok {
