@@ -118,8 +118,10 @@ func installed(ctx context.Context, pkg string) bool {
 	return strings.Contains(string(out), "install ok installed")
 }
 
-// mu serializes installs within a process; apt's own lock (waited for, see
-// lockTimeout) serializes them between processes.
+// mu serializes installs within a process; the host lock (lockHost)
+// between ectest processes, around apt-get update too (whose lists lock
+// apt does not wait for), and apt's own lock (waited for, see lockTimeout)
+// with any other apt.
 var mu sync.Mutex
 
 // lockTimeout is how long apt waits for another apt to finish.
@@ -151,6 +153,16 @@ func Ensure(ctx context.Context, logf func(string, ...any), purposes ...Purpose)
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	unlock, err := lockHost()
+	if err != nil {
+		return fmt.Errorf("the host-package lock: %w", err)
+	}
+	defer unlock()
+	// Another ectest process may have installed them while this one waited.
+	if missing = Missing(ctx, purposes...); len(missing) == 0 {
+		return nil
+	}
+	what = strings.Join(missing, " ")
 	start := time.Now()
 	logf("host packages: installing %s (for %s)", what, joinPurposes(purposes))
 	lock := fmt.Sprintf("DPkg::Lock::Timeout=%d", int(lockTimeout.Seconds()))
@@ -169,13 +181,8 @@ func Ensure(ctx context.Context, logf func(string, ...any), purposes ...Purpose)
 
 // install runs apt-get install with services neither started nor left
 // enabled at boot (services.go), putting the host's policy-rc.d back
-// whatever happens.
+// whatever happens. The caller holds the host lock.
 func install(ctx context.Context, lock string, pkgs []string, logf func(string, ...any)) (err error) {
-	unlock, err := lockHost()
-	if err != nil {
-		return fmt.Errorf("the host-package lock: %w", err)
-	}
-	defer unlock()
 	restore, err := forbidServiceStarts(policyRCD)
 	if err != nil {
 		return err
