@@ -35,13 +35,16 @@ PROFILE ?=
 
 KUBECTL_RELEASES ?=
 
-.PHONY: critest-compare soak kubectl-profiles help certify windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release
+.PHONY: critest-compare soak kubectl-profiles help certify windows windows-selftest conformance conformance-cri conformance-cluster matrix test mutation mutation-cluster runtimes probe unit verify benchmark deps clean cluster cluster-down node-image skew api-releases api-release release
 
 ## help: this list (the default target): each target and what it does
 help:
 	@awk '/^## [a-z-]+:/ { sub(/^## /, ""); split($$0, a, ":"); printf "\n  make %-18s%s\n", a[1], substr($$0, length(a[1]) + 2); next } /^## / { sub(/^## /, ""); printf "  %-24s%s\n", "", $$0 }' $(MAKEFILE_LIST)
 
-# Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config"
+# Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config". The make targets make (or reuse)
+# their own kind cluster unless CLUSTER_FLAGS names one: a $KUBECONFIG in your shell (which the suite binary itself
+# would use) is not passed to them.
+unexport KUBECONFIG
 CLUSTER_FLAGS ?=
 
 ## certify: the vendor path: only the CRI suite, against RUNTIME_ENDPOINT (a runtime you started), in PROCS
@@ -195,7 +198,13 @@ windows:
 	GOOS=windows GOARCH=amd64 $(GO) build -o _output/windows/ectest-report.exe ./cmd/ectest-report
 	@ls -l _output/windows
 
-## verify: gofmt, go vet, the Windows build, dependency direction
+## release: VERSION=vX.Y.Z: per-platform archives of static binaries (the CRI suite for linux amd64/arm64 and windows
+## amd64; the cluster suite, ectest-report and ectest-matrix also for darwin amd64/arm64), each with .sha256 and .sha512,
+## and manifest.json, in $(REPORT_DIR)/release/VERSION; every binary says VERSION and the commit (-version, every report)
+release:
+	VERSION="$(VERSION)" REPORT_DIR=$(REPORT_DIR) hack/release.sh
+
+## verify: gofmt, go vet, the Windows build, dependency direction, actionlint on the workflows
 verify:
 	hack/verify.sh
 

@@ -51,7 +51,13 @@ type Config struct {
 
 	// Cluster suites: an existing cluster, or the kind cluster to make (or
 	// reuse) by name.
-	Kubeconfig        string
+	Kubeconfig string
+	// Kind asks for the kind cluster even when $KUBECONFIG or an in-cluster
+	// service account names a cluster (-kind).
+	Kind bool
+	// ClusterSource says where the cluster came from (set when the cluster
+	// suite resolves it: -kubeconfig, $KUBECONFIG, in-cluster, kind).
+	ClusterSource     string
 	ClusterName       string
 	KindNodeImage     string
 	KubernetesVersion string
@@ -181,7 +187,8 @@ func suiteFlags(fs *flag.FlagSet, c *Config, ch Choices, suite Suite) {
 		fs.DurationVar(&c.RuntimeServiceTimeout, "runtime-service-timeout", DefaultTimeouts.RuntimeCall, "bound of one CRI call that pulls nothing (critest's name)")
 		fs.DurationVar(&c.ImageServiceTimeout, "image-service-timeout", DefaultTimeouts.ImagePull, "bound of one image pull (critest's name)")
 	case SuiteCluster:
-		fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "use this existing cluster and create nothing")
+		fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "use this existing cluster and create nothing; without it, as kubectl finds one: $KUBECONFIG (its files merged), then the service account of the pod the suite runs in, and only when neither is there a kind cluster (saying so)")
+		fs.BoolVar(&c.Kind, "kind", false, "make (or reuse) the kind cluster even when $KUBECONFIG or an in-cluster service account names a cluster (any of the kind flags below says the same)")
 		fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "kind node image to use (e.g. a stock kindest/node) instead of building one offline")
 		fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "Kubernetes version of the offline-built node image (default: the newest pinned release)")
 		fs.StringVar(&c.Topology, "topology", "", "the kind cluster's nodes: single (default), skew (a control plane of N and one worker per kubelet release of versions.yaml's skewKubelets, N..N-3, for the skew specs), or skew-pair (one worker of N-1); each has its own default cluster name")
@@ -299,14 +306,20 @@ func (c *Config) Validate() error {
 		if _, err := os.Stat(c.Kubeconfig); err != nil {
 			errs = append(errs, fmt.Errorf("-kubeconfig: %v", err))
 		}
-		if c.KindNodeImage != "" || c.KubernetesVersion != "" || c.KeepCluster || c.NodeRuntime != "" || c.ClusterName != "" || c.Topology != "" {
-			errs = append(errs, errors.New("-kubeconfig names an existing cluster: -kind-node-image, -kubernetes-version, -node-runtime, -topology, -cluster-name and -keep-cluster do not apply"))
+		if c.KindRequested() {
+			errs = append(errs, errors.New("-kubeconfig names an existing cluster: -kind, -kind-node-image, -kubernetes-version, -node-runtime, -topology, -cluster-name and -keep-cluster do not apply"))
 		}
 	}
 	if c.KindNodeImage != "" && c.NodeRuntime != "" {
 		errs = append(errs, errors.New("-kind-node-image is used as given: -node-runtime (the runtime of a node image built here) does not apply"))
 	}
 	return errors.Join(errs...)
+}
+
+// KindRequested says whether a flag asks for the kind cluster: -kind, or
+// one that only a kind cluster made (or reused) here has.
+func (c *Config) KindRequested() bool {
+	return c.Kind || c.KindNodeImage != "" || c.KubernetesVersion != "" || c.KeepCluster || c.NodeRuntime != "" || c.ClusterName != "" || c.Topology != ""
 }
 
 // ImageEndpointOrDefault is the image service endpoint to dial.

@@ -73,7 +73,7 @@ if [ "$code" -eq 0 ]; then
   # containerd killed in the middle of a run: a run error, never a verdict.
   start=$(date +%s)
   kubeconfig=$("$kindctl" up $node_flags 2>/dev/null | tail -n 1)
-  ECTEST_SELFTEST_KUBECONFIG="$kubeconfig" $go test -count=1 -v -run 'TestClusterInterrupt|TestClusterRuntimeKilled' ./suites/selftest > "$report/interrupt.log" 2>&1
+  ECTEST_SELFTEST_KUBECONFIG="$kubeconfig" $go test -count=1 -v -run 'TestClusterInterrupt|TestClusterFromKubeconfigEnv|TestClusterRuntimeKilled' ./suites/selftest > "$report/interrupt.log" 2>&1
   icode=$?
   grep -E '^(--- |ok|FAIL)|went away' "$report/interrupt.log"
   echo "cluster self-test: Ctrl-C and runtime-kill tests exit code $icode after $(( $(date +%s) - start ))s"

@@ -150,6 +150,9 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 	if err != nil {
 		return h, err
 	}
+	if cfg.ClusterSource != "" {
+		logf("cluster: %s", cfg.ClusterSource)
+	}
 	h.cluster, err = kind.Up(ctx, kind.Options{
 		Kubeconfig: cfg.Kubeconfig, Name: cfg.ClusterName, NodeImage: cfg.KindNodeImage, KubernetesVersion: cfg.KubernetesVersion,
 		NodeRuntime: cfg.NodeRuntime, Topology: kind.Topology(cfg.Topology), Keep: cfg.KeepCluster, Log: logf,

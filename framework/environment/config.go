@@ -40,7 +40,11 @@ func RegisterFlags(fs *flag.FlagSet, c *framework.Config, suite framework.Suite)
 // CheckConfig, then the suite's own checks, before any spec.
 func Main(m *testing.M, cfg *framework.Config, checks ...func(*framework.Config) error) {
 	programs.Dispatch()
-	framework.Main(m, cfg, append([]func(*framework.Config) error{CheckConfig}, checks...)...)
+	first := []func(*framework.Config) error{CheckConfig}
+	if cfg.Suite == framework.SuiteCluster {
+		first = []func(*framework.Config) error{ResolveCluster, CheckConfig}
+	}
+	framework.Main(m, cfg, append(first, checks...)...)
 }
 
 // CheckConfig checks what the configuration names against the catalogs and

@@ -26,8 +26,8 @@ type Summary struct {
 	Format int `json:"format,omitempty"`
 	// Ectest is the suite that judged (absent from older summaries).
 	Ectest *capability.Build `json:"ectest,omitempty"`
-	Layers []LayerSummary `json:"layers"`
-	Specs  SpecCounts     `json:"specs"`
+	Layers []LayerSummary    `json:"layers"`
+	Specs  SpecCounts        `json:"specs"`
 	// Nonconformances are failed specs whose judge said no.
 	Nonconformances []string `json:"nonconformances,omitempty"`
 	// RunErrors are failures of the run itself: no verdict either way.
