@@ -10,6 +10,16 @@ if [ -n "$unformatted" ]; then
   echo "gofmt needed:"; echo "$unformatted"; exit 1
 fi
 $go vet ./...
+# The GitHub Actions workflows, with actionlint (built once from the Go
+# module proxy, cached by version; shellcheck, when installed, checks their
+# run steps too).
+actionlint_version=v1.7.12
+actionlint_dir="${XDG_CACHE_HOME:-$HOME/.cache}/ectest/bin/actionlint-$actionlint_version"
+if [ ! -x "$actionlint_dir/actionlint" ]; then
+  echo "ectest: building actionlint $actionlint_version from the Go module proxy (once)"
+  GOBIN="$actionlint_dir" CGO_ENABLED=0 $go install "github.com/rhysd/actionlint/cmd/actionlint@$actionlint_version"
+fi
+"$actionlint_dir/actionlint" .github/workflows/*.yaml
 GOOS=windows $go build ./...
 GOOS=windows $go vet ./...  # test files too: the suite binary ships for Windows
 
