@@ -151,7 +151,7 @@ func (s Suite) other() Suite {
 func RegisterFlags(fs *flag.FlagSet, c *Config, ch Choices, suite Suite) {
 	c.Suite = suite
 	fs.StringVar(&c.ReportDir, "report-dir", defaultReportDir(), "directory for junit_01.xml, ginkgo-report.json, matrix.json, matrix.md, summary.json (docs/reports.md)")
-	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "loopback address of the in-process test registry (a fixed port, e.g. 127.0.0.1:5000, for a runtime configured to pull from it over plain HTTP)")
+	fs.StringVar(&c.RegistryAddr, "registry-addr", "127.0.0.1:0", "address of the in-process test registry: loopback (a fixed port, e.g. 127.0.0.1:5000, for a runtime configured to pull from it over plain HTTP), or for a cluster given by kubeconfig an address of this machine its nodes reach (docs/cluster.md: the nodes' runtime pulls from it over plain HTTP)")
 	fs.StringVar(&c.Profile, "profile", "auto", "runtime profile: a builtin name, a profile file, auto (pick from the CRI Version and runtime handler), or probe (declare nothing: run every capability's specs, judge only what every runtime must support, and write observed-profile.yaml; exit 4 when done)")
 	fs.StringVar(&c.ImagesFile, "images-file", "", "YAML file overriding the test images per OS (docs/running.md)")
 	fs.StringVar(&c.Busybox, "busybox", ch.Busybox, "static busybox for the debug image the suite builds (at the default path, Debian's busybox-static is installed when missing, never when -runtime-endpoint is given)")

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/programs"
+	"github.com/ectest/ectest/fixtures/registry"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/kind/nodeimage"
 	"github.com/ectest/ectest/runtimes"
@@ -87,6 +89,9 @@ func CheckConfig(c *framework.Config) error {
 		if _, err := nodeimage.ParseVersion(c.KubernetesVersion); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if host, _, err := net.SplitHostPort(c.RegistryAddr); err == nil && !registry.Allowed(host) {
+		errs = append(errs, fmt.Errorf("-registry-addr %s: give a loopback address, one in 198.18.0.0/15, or an address of this machine's own interfaces where the nodes reach it (not every interface at once)", c.RegistryAddr))
 	}
 	return errors.Join(errs...)
 }
