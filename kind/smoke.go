@@ -61,7 +61,7 @@ func Smoke(ctx context.Context, c *Cluster, logf func(string, ...any)) (err erro
 		return err
 	}
 	token := randomToken()
-	debugRef, err := images.Variant(ctx, set[images.Debug], "smoke-"+token, token)
+	debugRef, err := images.Variant(ctx, set[images.Debug], reg.Addr(), "smoke-"+token, token)
 	if err != nil {
 		return err
 	}

@@ -479,7 +479,7 @@ func (e *ClusterEnvironment) Session() (*kube.Session, error) {
 		return nil, err
 	}
 	return &kube.Session{
-		Config: c, Client: client, Images: e.Images, RunID: e.RunID, Timeouts: framework.DefaultTimeouts, RuntimeClass: e.RuntimeClass, Node: e.DefaultNode,
+		Config: c, Client: client, Images: e.Images, Registry: e.Registry, RunID: e.RunID, Timeouts: framework.DefaultTimeouts, RuntimeClass: e.RuntimeClass, Node: e.DefaultNode,
 		OwnDebugImage: images.Built(e.Images[images.Debug], images.Debug, e.Registry),
 		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCluster,
 			Environment: allChecks(clusterCheck(client, e.Registry), nodeRuntimeCheck(e.KindCluster, e.Runtime.Name))},

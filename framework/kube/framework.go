@@ -46,6 +46,9 @@ type Session struct {
 	Config   *rest.Config
 	Client   kubernetes.Interface
 	Images   images.Set
+	// Registry is the suite's own registry (host:port) the nodes pull
+	// from, where specs push images they make ("" when there is none).
+	Registry string
 	RunID    string
 	Checker  *capability.Checker
 	Timeouts framework.Timeouts

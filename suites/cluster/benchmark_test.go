@@ -36,7 +36,7 @@ var _ = Describe("Ephemeral container latency on a cluster", framework.Label(fra
 			f.WaitPod(ctx, p.Name, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 			e.RecordDuration("regular pod: create to Running (image present)", time.Since(start))
 
-			ref, err := images.Variant(ctx, f.Images[images.Debug], fmt.Sprintf("bench-%s-%d", f.Token, i), fmt.Sprintf("%s-%d", f.Token, i))
+			ref, err := images.Variant(ctx, f.Images[images.Debug], f.Registry, fmt.Sprintf("bench-%s-%d", f.Token, i), fmt.Sprintf("%s-%d", f.Token, i))
 			Expect(err).NotTo(HaveOccurred())
 			pulled := f.DebugContainer("pulled", "target")
 			pulled.Image = ref

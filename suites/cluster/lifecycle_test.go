@@ -253,7 +253,7 @@ func lifecycleSideEffects(ctx SpecContext, at placement) {
 func lifecyclePullAtDebugTime(ctx SpecContext, at placement) {
 	f := at.framework(ctx, capability.PullAtDebugTime)
 	pod := f.RunPod(ctx, targetPod(f))
-	ref, err := images.Variant(ctx, f.Images[images.Debug], "pull-"+f.Token, f.Token)
+	ref, err := images.Variant(ctx, f.Images[images.Debug], f.Registry, "pull-"+f.Token, f.Token)
 	Expect(err).NotTo(HaveOccurred())
 	ec := f.DebugContainer("debugger", "target")
 	ec.Image = ref

@@ -105,7 +105,7 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			// A variant of the debug image with a layer unique to this spec,
 			// made while the pod runs: no runtime can have it before.
-			ref, err := images.Variant(ctx, f.Images[images.Debug], "pull-"+f.Token, f.Token)
+			ref, err := images.Variant(ctx, f.Images[images.Debug], f.Registry, "pull-"+f.Token, f.Token)
 			if err != nil {
 				f.Checker.Fail("push a variant of the debug image: " + err.Error())
 			}
