@@ -43,9 +43,9 @@ const (
 
 // Session is what every spec of a process shares.
 type Session struct {
-	Config   *rest.Config
-	Client   kubernetes.Interface
-	Images   images.Set
+	Config *rest.Config
+	Client kubernetes.Interface
+	Images images.Set
 	// Registry is the suite's own registry (host:port) the nodes pull
 	// from, where specs push images they make ("" when there is none).
 	Registry string
