@@ -36,6 +36,11 @@ type Program struct {
 	CGO  bool
 	// Recipe changes when the way this program is built changes.
 	Recipe string
+	// VersionVar is the package variable the module's own release build
+	// stamps its version into (-X VersionVar=Version), so that the program
+	// reports its real version (containerd says "2.4.2+unknown" without).
+	// It enters the cache key.
+	VersionVar string
 	// Edits are small changes the project makes to the module's source
 	// before building (a copy of it; the module cache is never touched).
 	// An edit whose Old text is missing fails the build.
@@ -66,6 +71,9 @@ func (p Program) Key() string {
 	}
 	if p.Replaces {
 		parts = append(parts, "replaces")
+	}
+	if p.VersionVar != "" {
+		parts = append(parts, "version:"+p.VersionVar)
 	}
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return parts[0] + "-" + parts[1] + "-" + hex.EncodeToString(h[:])[:12]
@@ -123,7 +131,11 @@ func Build(ctx context.Context, goCmd, cacheRoot string, p Program) (string, err
 		return "", err
 	}
 	tmp := out + ".partial"
-	args := []string{"build", "-mod=mod", "-trimpath", "-ldflags=-s -w", "-o", tmp}
+	ldflags := "-s -w"
+	if p.VersionVar != "" {
+		ldflags += " -X " + p.VersionVar + "=" + p.Version
+	}
+	args := []string{"build", "-mod=mod", "-trimpath", "-ldflags=" + ldflags, "-o", tmp}
 	if len(p.Tags) > 0 {
 		args = append(args, "-tags="+strings.Join(p.Tags, ","))
 	}

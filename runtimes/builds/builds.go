@@ -28,13 +28,15 @@ const (
 // Containerd2 is a command of containerd 2.x (containerd,
 // containerd-shim-runc-v2, ctr).
 func Containerd2(cmd string) gobuild.Program {
-	return gobuild.Program{Module: "github.com/containerd/containerd/v2", Package: "github.com/containerd/containerd/v2/cmd/" + cmd, Version: Containerd2Version, Binary: cmd, Recipe: recipe}
+	return gobuild.Program{Module: "github.com/containerd/containerd/v2", Package: "github.com/containerd/containerd/v2/cmd/" + cmd, Version: Containerd2Version, Binary: cmd, Recipe: recipe,
+		VersionVar: "github.com/containerd/containerd/v2/version.Version"} // its Makefile's stamp: the CRI Version says v2.4.2
 }
 
 // Containerd17 is a command of containerd 1.7 (its go.mod's exclude
 // directives are kept by gobuild's throwaway module).
 func Containerd17(cmd string) gobuild.Program {
-	return gobuild.Program{Module: "github.com/containerd/containerd", Package: "github.com/containerd/containerd/cmd/" + cmd, Version: Containerd17Version, Binary: cmd, Recipe: recipe}
+	return gobuild.Program{Module: "github.com/containerd/containerd", Package: "github.com/containerd/containerd/cmd/" + cmd, Version: Containerd17Version, Binary: cmd, Recipe: recipe,
+		VersionVar: "github.com/containerd/containerd/version.Version"}
 }
 
 // Runc is built with cgo and the seccomp tag: it links libseccomp

@@ -145,7 +145,8 @@ func (f *File) Matches(rt capability.RuntimeInfo) bool {
 	if h == "" {
 		h = "default"
 	}
-	return f.RuntimeName == rt.Name && strings.HasPrefix(rt.Version, f.VersionPrefix) && (f.Handler == "" || f.Handler == h)
+	// A release's version may start with v (containerd's: "v2.4.2").
+	return f.RuntimeName == rt.Name && strings.HasPrefix(strings.TrimPrefix(rt.Version, "v"), f.VersionPrefix) && (f.Handler == "" || f.Handler == h)
 }
 
 // For is the file of files that is about rt: the one with the longest

@@ -19,6 +19,7 @@ func TestBuiltinFilesParseAndMatch(t *testing.T) {
 		want string
 	}{
 		{capability.RuntimeInfo{Name: "containerd", Version: "2.4.2+unknown"}, "builtin:containerd-2.yaml"},
+		{capability.RuntimeInfo{Name: "containerd", Version: "v2.4.2"}, "builtin:containerd-2.yaml"}, // a release's own stamp
 		{capability.RuntimeInfo{Name: "containerd", Version: "2.4.2+unknown", Handler: "runsc"}, "builtin:containerd-2-gvisor.yaml"},
 		{capability.RuntimeInfo{Name: "containerd", Version: "1.6.20~ds1"}, "builtin:containerd-1.6.yaml"},
 		{capability.RuntimeInfo{Name: "cri-o", Version: "1.34.0"}, ""},
