@@ -14,8 +14,8 @@
 # RUNTIME=name runs every CRI-layer fault in front of that embedded runtime
 # (one whose OCI runtime is runc: make mutation RUNTIME=cri-o) instead of
 # Debian's containerd 1.6 (and containerd-2 for the faults that need it).
-# JOBS=N fault runs side by side (2 by default: most of a fault run is
-# waiting; the OCI runtime wrapper's faults run alone).
+# JOBS=N fault runs side by side (2 by default: much of a fault run is
+# waiting), each lane on runtimes of its own.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
