@@ -77,7 +77,7 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	if err := Sweep(o.BaseDir); err != nil {
 		return nil, fmt.Errorf("embedded runtime: sweeping earlier runs: %w", err)
 	}
-	id := randomID()
+	id := freeNetworkID(o.BaseDir)
 	l := layout{id: id, dir: filepath.Join(o.BaseDir, id)}
 	if err := claim(o.BaseDir, l); err != nil {
 		return nil, err
@@ -462,6 +462,31 @@ func claim(baseDir string, l layout) error {
 		return err
 	}
 	return nil
+}
+
+// freeNetworkID picks a run ID whose bridge and /24 (layout.network) no
+// other run of baseDir has, nor a bridge on the host: runs side by side
+// (make test's mutation lanes, the matrix's cells) must not share a
+// subnet, which gives two pods one address and lets one run's cleanup
+// remove the other's bridge. With 256 slots, a free one is found long
+// before the tries run out; if not, the last ID is used as before.
+func freeNetworkID(baseDir string) string {
+	taken := map[string]bool{}
+	if entries, err := os.ReadDir(baseDir); err == nil {
+		for _, e := range entries {
+			bridge, _ := layout{id: strings.TrimPrefix(e.Name(), ".")}.network()
+			taken[bridge] = true
+		}
+	}
+	id := randomID()
+	for try := 0; try < 64; try++ {
+		bridge, _ := layout{id: id}.network()
+		if _, err := os.Stat("/sys/class/net/" + bridge); !taken[bridge] && os.IsNotExist(err) {
+			return id
+		}
+		id = randomID()
+	}
+	return id
 }
 
 // Sweep cleans up the directories of runs whose owner process is gone.
