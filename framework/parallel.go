@@ -3,6 +3,7 @@ package framework
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +41,7 @@ func runParallel(cfg *Config) int {
 		return ExitRunFailed
 	}
 	defer cleanup()
-	args := os.Args[1:]
+	args := absolutePaths(flag.CommandLine, os.Args[1:])
 
 	// The flags and the selection, checked as a serial run checks them.
 	dry := exec.Command(self, append(append([]string{}, args...), "-parallel=1", "-ginkgo.dry-run", "-ginkgo.no-color")...)
@@ -93,6 +94,45 @@ func runParallel(cfg *Config) int {
 		}
 	}
 	return exitCode(code, cfg.ReportDir)
+}
+
+// pathFlags are the flags that name files or directories (-test-images-file
+// is -images-file's other name).
+var pathFlags = []string{"report-dir", "images-file", "kubeconfig", "expect", "profile", "busybox", "embedded-containerd", "embedded-cni-bin-dir"}
+
+// absolutePaths appends to args an absolute form of every path flag given
+// (or defaulted, -report-dir) relatively, and makes a relative $KUBECONFIG
+// absolute: the Ginkgo CLI starts the spec processes in the suite binary's
+// directory (a temporary one for a binary not named .test), where a
+// relative path would name something else. A flag's last value wins.
+// Names that are not paths ("builtin", a profile's name, a binary looked
+// up on PATH) stay as they are.
+func absolutePaths(fs *flag.FlagSet, args []string) []string {
+	out := append([]string(nil), args...)
+	for _, name := range pathFlags {
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		v := f.Value.String()
+		if v == "" || filepath.IsAbs(v) {
+			continue
+		}
+		if name != "report-dir" {
+			if _, err := os.Stat(v); err != nil || (name == "embedded-containerd" && !strings.ContainsRune(v, os.PathSeparator)) {
+				continue // not a path here: a name, or what the flag's check refuses
+			}
+		}
+		if abs, err := filepath.Abs(v); err == nil {
+			out = append(out, "-"+name+"="+abs)
+		}
+	}
+	if kc := os.Getenv("KUBECONFIG"); kc != "" && !filepath.IsAbs(kc) && !strings.ContainsRune(kc, os.PathListSeparator) {
+		if abs, err := filepath.Abs(kc); err == nil {
+			os.Setenv("KUBECONFIG", abs)
+		}
+	}
+	return out
 }
 
 // ginkgoCLIEnv marks the process that runs the Ginkgo CLI for -parallel.

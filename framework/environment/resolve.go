@@ -36,13 +36,13 @@ func resolveCluster(cfg *framework.Config, getenv func(string) string) (string, 
 	if cfg.KindRequested() {
 		return "a kind cluster made or reused here (asked for by a kind flag)", nil
 	}
-	if env := getenv("KUBECONFIG"); env != "" {
-		var paths []string
-		for _, p := range filepath.SplitList(env) {
-			if p != "" {
-				paths = append(paths, p)
-			}
+	var paths []string
+	for _, p := range filepath.SplitList(getenv("KUBECONFIG")) {
+		if p != "" {
+			paths = append(paths, p)
 		}
+	}
+	if len(paths) > 0 { // ":" names no file: as unset, for kubectl too
 		if len(paths) != 1 {
 			// Merging them would write their credentials to a file of
 			// the run's: the user merges them, knowingly.
@@ -51,8 +51,13 @@ func resolveCluster(cfg *framework.Config, getenv func(string) string) (string, 
 		if _, err := os.Stat(paths[0]); err != nil {
 			return "", fmt.Errorf("$KUBECONFIG: %v (unset it, or give -kind, for a kind cluster)", err)
 		}
-		cfg.Kubeconfig = paths[0]
-		return "$KUBECONFIG " + paths[0], nil
+		// Absolute: the spec processes of -parallel start elsewhere.
+		abs, err := filepath.Abs(paths[0])
+		if err != nil {
+			return "", err
+		}
+		cfg.Kubeconfig = abs
+		return "$KUBECONFIG " + abs, nil
 	}
 	host, port := getenv("KUBERNETES_SERVICE_HOST"), getenv("KUBERNETES_SERVICE_PORT")
 	token, ca := filepath.Join(inCluster.dir, "token"), filepath.Join(inCluster.dir, "ca.crt")
