@@ -65,9 +65,11 @@ func WriteJUnit(path string, r types.Report) error {
 		// The suite that judged, beside Ginkgo's suite properties.
 		build := framework.Build()
 		for i := range out.TestSuites {
-			out.TestSuites[i].Properties.Properties = append(out.TestSuites[i].Properties.Properties,
-				reporters.JUnitProperty{Name: JUnitEctestVersionProperty, Value: build.Version},
-				reporters.JUnitProperty{Name: JUnitEctestCommitProperty, Value: build.Commit})
+			props := &out.TestSuites[i].Properties.Properties
+			*props = append(*props, reporters.JUnitProperty{Name: JUnitEctestVersionProperty, Value: build.Version})
+			if build.Commit != "" {
+				*props = append(*props, reporters.JUnitProperty{Name: JUnitEctestCommitProperty, Value: build.Commit})
+			}
 		}
 		enc, err := EncodeJUnit(out)
 		if err != nil {

@@ -18,6 +18,9 @@ func Merge(ms ...capability.Matrix) capability.Matrix {
 		if out.Runtime.Name == "" {
 			out.Runtime, out.Profile = m.Runtime, m.Profile
 		}
+		if out.Ectest == nil {
+			out.Ectest = m.Ectest // the first run's suite that names one
+		}
 		out.Layers = append(out.Layers, m.Layers...)
 		for _, l := range m.Layers {
 			if out.LayerRuntimes == nil {

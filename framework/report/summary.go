@@ -322,6 +322,9 @@ func MergeSummaries(dir string, ss ...Summary) Summary {
 		if s.Format < out.Format {
 			out.Format = s.Format // one run's verdicts are not in its summary
 		}
+		if out.Ectest == nil {
+			out.Ectest = s.Ectest
+		}
 		out.Layers = append(out.Layers, s.Layers...)
 		out.Specs.Passed += s.Specs.Passed
 		out.Specs.Failed += s.Specs.Failed
