@@ -22,7 +22,9 @@ mkdir -p "$report"
 progress "building ectest-kind" $go build -o "$report/ectest-kind" ./cmd/ectest-kind || exit 1
 kindctl="$report/ectest-kind"
 bin=$(mktemp -d /tmp/ectest-cluster-bin.XXXXXX)
-trap '[ -n "${skew_pid:-}" ] && wait "$skew_pid" 2>/dev/null; rm -rf "$bin"' EXIT
+# Cut short (a signal, an early exit): the skew pair's run is interrupted
+# (Ctrl-C to its processes, which clean up) and waited for.
+trap 'if [ -n "${skew_pid:-}" ]; then pkill -INT -P "$skew_pid" 2>/dev/null; wait "$skew_pid" 2>/dev/null; fi; rm -rf "$bin"' EXIT
 progress "compiling the cluster suite" $go test -c -o "$bin/cluster.test" ./suites/cluster || exit 1
 progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
 
@@ -83,6 +85,7 @@ fi
 if [ -n "${skew_pid:-}" ]; then
   wait "$skew_pid"
   scode=$?
+  skew_pid=""
   cat "$report/skew-pair.out"
 else
   skew_pair

@@ -186,7 +186,13 @@ func Up(ctx context.Context, o Options) (_ *Cluster, err error) {
 				logf("SELF-TEST: kind cluster %q runs the fault-injecting CRI proxy with the fault %q between its kubelet and containerd; reports made on it say so", o.Name, c.CRIProxyFault)
 			}
 			logf("reusing kind cluster %q (node runtime %s)", o.Name, orUnknown(c.NodeRuntime))
-			if err := c.provider.ExportKubeConfig(o.Name, c.Kubeconfig, false); err != nil {
+			unlock, err := lockFile(c.Kubeconfig)
+			if err != nil {
+				return nil, err
+			}
+			err = c.provider.ExportKubeConfig(o.Name, c.Kubeconfig, false)
+			unlock()
+			if err != nil {
 				return nil, err
 			}
 			if topo != TopologySingle {
