@@ -44,7 +44,8 @@ help:
 # Extra cluster-suite flags, e.g. CLUSTER_FLAGS="-kubeconfig=$$HOME/.kube/config". The make targets make (or reuse)
 # their own kind cluster unless CLUSTER_FLAGS names one: a $KUBECONFIG in your shell (which the suite binary itself
 # would use) is not passed to them.
-unexport KUBECONFIG
+# Nor is a pod's in-cluster configuration (a CI job running in a pod).
+unexport KUBECONFIG KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
 CLUSTER_FLAGS ?=
 
 ## certify: the vendor path: only the CRI suite, against RUNTIME_ENDPOINT (a runtime you started), in PROCS
@@ -138,7 +139,7 @@ soak:
 ## mutation: the CRI suite through every fault of the fault-injecting CRI proxy (a self-test), every spec per
 ## fault (FOCUSED=1: only the specs labelled with what the fault must break and its collateral, as make test); a surviving
 ## fault fails it. Reports in $(REPORT_DIR)/mutation (FAULTS=a,b for some; LAYERS="cri cluster" adds the cluster part;
-## RUNTIME=name puts every fault in front of that embedded runtime, e.g. RUNTIME=cri-o, instead of Debian's containerd 1.6); JOBS=N fault runs side by side (2 by default; the OCI runtime wrapper's faults run alone)
+## RUNTIME=name puts every fault in front of that embedded runtime, e.g. RUNTIME=cri-o, instead of Debian's containerd 1.6); JOBS=N fault runs side by side (2 by default), each lane on runtimes of its own
 mutation:
 	REPORT_DIR=$(REPORT_DIR) LAYERS="$(LAYERS)" FOCUSED="$(FOCUSED)" RUNTIME="$(RUNTIME)" JOBS="$(JOBS)" hack/mutation.sh
 

@@ -187,7 +187,7 @@ func suiteFlags(fs *flag.FlagSet, c *Config, ch Choices, suite Suite) {
 		fs.DurationVar(&c.RuntimeServiceTimeout, "runtime-service-timeout", DefaultTimeouts.RuntimeCall, "bound of one CRI call that pulls nothing (critest's name)")
 		fs.DurationVar(&c.ImageServiceTimeout, "image-service-timeout", DefaultTimeouts.ImagePull, "bound of one image pull (critest's name)")
 	case SuiteCluster:
-		fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "use this existing cluster and create nothing; without it, as kubectl finds one: $KUBECONFIG (its files merged), then the service account of the pod the suite runs in, and only when neither is there a kind cluster (saying so)")
+		fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "use this existing cluster and create nothing; without it, as kubectl finds one: $KUBECONFIG (one file), then the service account of the pod the suite runs in, and only when neither is there a kind cluster (saying so)")
 		fs.BoolVar(&c.Kind, "kind", false, "make (or reuse) the kind cluster even when $KUBECONFIG or an in-cluster service account names a cluster (any of the kind flags below says the same)")
 		fs.StringVar(&c.KindNodeImage, "kind-node-image", "", "kind node image to use (e.g. a stock kindest/node) instead of building one offline")
 		fs.StringVar(&c.KubernetesVersion, "kubernetes-version", "", "Kubernetes version of the offline-built node image (default: the newest pinned release)")

@@ -101,11 +101,12 @@ progress() {
 
 # version_ldflags: the linker flags that stamp a suite binary with the
 # source it was built from (what -version prints and every report names):
-# $VERSION (make release's) or the checkout's `git describe`, and the
-# commit; nothing outside a git checkout.
+# $ECTEST_VERSION (make release's) or the checkout's `git describe`, and
+# the commit; nothing outside a git checkout. (Not $VERSION: CI images
+# often set it for something else.)
 version_ldflags() {
   local v c
   c=$(git rev-parse HEAD 2>/dev/null) || return 0
-  v=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null)}
+  v=${ECTEST_VERSION:-$(git describe --tags --always --dirty 2>/dev/null)}
   echo "-X github.com/ectest/ectest/framework.Version=$v -X github.com/ectest/ectest/framework.Commit=$c"
 }

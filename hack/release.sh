@@ -15,7 +15,10 @@
 # time as every file's time, gzip without a name or time.
 #
 # Output in $REPORT_DIR/release/$VERSION (default _artifacts/release/...).
-# RELEASE_PLATFORMS="linux/amd64 ..." for some platforms only.
+# RELEASE_PLATFORMS="linux/amd64 ..." for some platforms only,
+# RELEASE_BINARIES="ectest-cri ..." for some binaries only, and
+# RELEASE_ALLOW_DIRTY=1 builds from a checkout with uncommitted changes
+# (the Windows cell's nightly and self-test builds; never a release).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
@@ -26,7 +29,7 @@ if ! [[ $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
   exit 2
 fi
 commit=$(git rev-parse HEAD 2>/dev/null) || { echo "ectest: make release builds from a git checkout (the commit is stamped into every binary)" >&2; exit 2; }
-if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+if [ -z "${RELEASE_ALLOW_DIRTY:-}" ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
   echo "ectest: make release: the checkout has uncommitted changes; a release is built from a commit as it is" >&2
   exit 2
 fi
@@ -34,7 +37,7 @@ epoch=$(git log -1 --format=%ct)
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-_artifacts}}/release/$version")
 rm -rf "$out"
 mkdir -p "$out"
-ldflags="-s -w $(VERSION=$version version_ldflags)"
+ldflags="-s -w $(ECTEST_VERSION=$version version_ldflags)"
 platforms=${RELEASE_PLATFORMS:-"linux/amd64 linux/arm64 windows/amd64 darwin/amd64 darwin/arm64"}
 work=$(mktemp -d /tmp/ectest-release.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -55,17 +58,21 @@ build_platform() {
   dir=$work/ectest-$version-$os-$arch
   mkdir -p "$dir"
   while read -r name pkg kind; do
+    if [ -n "${RELEASE_BINARIES:-}" ] && [[ " $RELEASE_BINARIES " != *" $name "* ]]; then
+      continue
+    fi
     if [ "$kind" = test ]; then
-      CGO_ENABLED=0 GOOS=$os GOARCH=$arch $go test -c -trimpath -ldflags "$ldflags" -o "$dir/$name$ext" "$pkg" || return 1
+      CGO_ENABLED=0 GOOS=$os GOARCH=$arch $go test -c -trimpath -buildvcs=false -ldflags "$ldflags" -o "$dir/$name$ext" "$pkg" || return 1
     else
-      CGO_ENABLED=0 GOOS=$os GOARCH=$arch $go build -trimpath -ldflags "$ldflags" -o "$dir/$name$ext" "$pkg" || return 1
+      CGO_ENABLED=0 GOOS=$os GOARCH=$arch $go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$dir/$name$ext" "$pkg" || return 1
     fi
   done < <(what_ships "$os")
+  # What is committed only: an untracked file never ships.
   cp README.md "$dir/"
-  mkdir -p "$dir/docs" && cp docs/*.md "$dir/docs/"
+  mkdir -p "$dir/docs" && git ls-files -z 'docs/*.md' | xargs -0 -I{} cp {} "$dir/docs/"
   [ -f LICENSE ] && cp LICENSE "$dir/"
   local archive=ectest-$version-$os-$arch.tar.gz
-  (cd "$work" && tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -cf - "ectest-$version-$os-$arch") | gzip -n -9 > "$out/$archive" || return 1
+  (cd "$work" && tar --sort=name --format=gnu --owner=0 --group=0 --numeric-owner --mode=u+rwX,go+rX,go-w --mtime="@$epoch" -cf - "ectest-$version-$os-$arch") | gzip -n -9 > "$out/$archive" || return 1
   (cd "$out" && sha256sum "$archive" > "$archive.sha256" && sha512sum "$archive" > "$archive.sha512") || return 1
 }
 
