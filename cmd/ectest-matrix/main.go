@@ -127,7 +127,9 @@ func listCells(cells []matrix.CellConfig, asJSON bool) {
 	if asJSON {
 		names := []string{}
 		for _, c := range cells {
-			if c.Skip == "" {
+			// A Linux runner's job matrix: a cell of another host has a
+			// job of its own.
+			if c.Skip == "" && c.Host == "" {
 				names = append(names, c.Name)
 			}
 		}
@@ -139,6 +141,9 @@ func listCells(cells []matrix.CellConfig, asJSON bool) {
 		what := c.Command
 		if c.Skip != "" {
 			what = "skipped: " + c.Skip
+		}
+		if c.Host != "" {
+			what += "  [host: " + c.Host + " only]"
 		}
 		if len(c.Locks) > 0 {
 			what += "  [locks: " + strings.Join(c.Locks, ", ") + "]"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,10 @@ func (r *runner) run(ctx context.Context, cells []matrix.CellConfig) {
 	for _, c := range cells {
 		if c.Skip != "" {
 			r.say("%s: skipped: %s", c.Name, c.Skip)
+			continue
+		}
+		if !c.RunsHere(goruntime.GOOS) {
+			r.say("%s: skipped: runs on a %s host only (the nightly workflow's %s job)", c.Name, c.Host, c.Host)
 			continue
 		}
 		dir := r.cellDir(c)

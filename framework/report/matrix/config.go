@@ -50,7 +50,19 @@ type CellConfig struct {
 	// Skip, when set, says why the cell is not run (not built yet, not on
 	// this machine): the page shows it as not run, with this reason.
 	Skip string `json:"skip,omitempty"`
+	// Host, when set (windows), is the only kind of host the cell runs on:
+	// elsewhere the runner does not run it and a CI job matrix of Linux
+	// runners leaves it out (a job of its own runs it, the nightly
+	// workflow's windows job); its folder, when that job left one, is read
+	// like any cell's.
+	Host string `json:"host,omitempty"`
 }
+
+// HostWindows is the Host of a cell that runs on a Windows host only.
+const HostWindows = "windows"
+
+// RunsHere says whether the cell runs on a host of this OS.
+func (c CellConfig) RunsHere(goos string) bool { return c.Host == "" || c.Host == goos }
 
 // DefaultTimeout is a cell's timeout when its configuration gives none.
 const DefaultTimeout = 2 * time.Hour
@@ -99,6 +111,9 @@ func (c Config) Validate() error {
 		seen[cell.Name] = true
 		if cell.Layer != LayerCRI && cell.Layer != LayerCluster {
 			problems = append(problems, fmt.Sprintf("%s: layer %q, want %s or %s", what, cell.Layer, LayerCRI, LayerCluster))
+		}
+		if cell.Host != "" && cell.Host != HostWindows {
+			problems = append(problems, fmt.Sprintf("%s: host %q, want %s or none", what, cell.Host, HostWindows))
 		}
 		if cell.Command == "" && cell.Skip == "" {
 			problems = append(problems, fmt.Sprintf("%s: neither a command nor a reason to skip it", what))

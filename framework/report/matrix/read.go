@@ -43,6 +43,9 @@ func ReadCell(cfg CellConfig, dir, pageDir string) (Cell, map[string]Result) {
 		return notRun(cfg.Skip)
 	}
 	if _, err := os.Stat(dir); err != nil {
+		if cfg.Host != "" {
+			return notRun("runs on a " + cfg.Host + " host only (the nightly workflow's " + cfg.Host + " job), and no folder of it is here")
+		}
 		return notRun("no folder of its own in " + rel(pageDir, filepath.Dir(dir)) + ": not run (not selected, or its CI job uploaded nothing)")
 	}
 	run, err := ReadCellRun(dir)
