@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ectest/ectest/internal/flock"
 	"github.com/ectest/ectest/internal/progress"
 	"github.com/ectest/ectest/kind/host"
 	"github.com/ectest/ectest/kind/nodeimage"
@@ -186,7 +187,10 @@ func Up(ctx context.Context, o Options) (_ *Cluster, err error) {
 				logf("SELF-TEST: kind cluster %q runs the fault-injecting CRI proxy with the fault %q between its kubelet and containerd; reports made on it say so", o.Name, c.CRIProxyFault)
 			}
 			logf("reusing kind cluster %q (node runtime %s)", o.Name, orUnknown(c.NodeRuntime))
-			unlock, err := lockFile(c.Kubeconfig)
+			// Runs that reuse one cluster at once (the self-test's parallel
+			// Ctrl-C cases) export its kubeconfig one at a time: kind's own
+			// lock on the file fails at once when another holds it.
+			unlock, err := flock.Lock(c.Kubeconfig + ".ectest-lock")
 			if err != nil {
 				return nil, err
 			}
