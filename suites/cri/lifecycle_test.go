@@ -118,6 +118,12 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			b := capability.Observe(capability.PullAtDebugTime)
 			imageRef, err := f.PullImage(ctx, ref)
 			if err != nil {
+				// With an images file the runtime may never have pulled
+				// from the suite's registry: a failed pull there says
+				// nothing about pulling at debug time.
+				if !strings.HasPrefix(f.Images[images.Debug], f.Registry+"/") {
+					f.Checker.FailEnvironment(fmt.Errorf("%s", cri.StatusText(err)), fmt.Sprintf("pulling %s from the suite's registry, which the runtime never pulled from in this run (its images come from -images-file): configure it to pull from %s over plain HTTP (docs/certify.md) to judge this", ref, f.Registry))
+				}
 				f.Checker.Record(b.Outcome(capability.Refused, "pull failed").Evidence("%s", cri.StatusText(err)).Done(""))
 				return
 			}
