@@ -22,7 +22,7 @@ out=$(realpath -m "${REPORT_DIR:-_artifacts/matrix/cells/$cell}")
 build=${WINDOWS_BUILD:-ltsc2022}            # the runner's OS build: windows-2022 runners are ltsc2022
 containerd_version=${CONTAINERD_WINDOWS_VERSION:-2.1.4}
 cni_version=${WINDOWS_CNI_VERSION:-v0.3.1}  # microsoft/windows-container-networking's nat plugin
-version=${VERSION:-v0.0.0-nightly.$(date -u +%Y%m%d)}
+version=${CELL_VERSION:-v0.0.0-nightly.$(date -u +%Y%m%d)}  # not $VERSION: CI images set it for other things
 work=$(mktemp -d "${TMPDIR:-/tmp}/ectest-windows-cell.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"

@@ -190,6 +190,9 @@ func Up(ctx context.Context, o Options) (_ *Cluster, err error) {
 			// Runs that reuse one cluster at once (the self-test's parallel
 			// Ctrl-C cases) export its kubeconfig one at a time: kind's own
 			// lock on the file fails at once when another holds it.
+			if err := os.MkdirAll(filepath.Dir(c.Kubeconfig), 0o755); err != nil {
+				return nil, err
+			}
 			unlock, err := flock.Lock(c.Kubeconfig + ".ectest-lock")
 			if err != nil {
 				return nil, err

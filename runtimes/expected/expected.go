@@ -146,7 +146,7 @@ func (f *File) Matches(rt capability.RuntimeInfo) bool {
 		h = "default"
 	}
 	// A release's version may start with v (containerd's: "v2.4.2").
-	return f.RuntimeName == rt.Name && strings.HasPrefix(strings.TrimPrefix(rt.Version, "v"), f.VersionPrefix) && (f.Handler == "" || f.Handler == h)
+	return f.RuntimeName == rt.Name && strings.HasPrefix(strings.TrimPrefix(rt.Version, "v"), strings.TrimPrefix(f.VersionPrefix, "v")) && (f.Handler == "" || f.Handler == h)
 }
 
 // For is the file of files that is about rt: the one with the longest
