@@ -31,15 +31,15 @@ _ectest_elapsed() {
 # _ectest_ticker WHAT PARENT INTERVAL: every INTERVAL seconds, while the
 # shell PARENT lives, says WHAT still runs. Run in the background.
 _ectest_ticker() {
-  local what=$1 parent=$2 interval=$3 n=0 sp='' e
+  local what=$1 parent=$2 interval=$3 n=0 e
   # TERM stops it (INT too: a Ctrl-C reaches the whole process group, and
-  # the subshell does not ignore it), and its sleep with it.
-  trap '[ -n "$sp" ] && { kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null; }; exit 0' TERM INT HUP
+  # the subshell does not ignore it), and its sleep with it: $!, which is
+  # set as soon as the sleep starts (a trap run between "sleep 1 &" and the
+  # next line saw no sleep yet and left it behind for up to a second).
+  trap 'kill $! 2>/dev/null; wait $! 2>/dev/null; exit 0' TERM INT HUP
   while :; do
     sleep 1 &
-    sp=$!
-    wait "$sp"
-    sp=''
+    wait $!
     kill -0 "$parent" 2>/dev/null || exit 0
     n=$((n + 1))
     if ((n % interval == 0)); then
