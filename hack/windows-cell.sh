@@ -13,8 +13,8 @@
 # Windows self-test) it runs the steps that are not Windows-only and stops,
 # exit 0, at the first one that is, saying what that step would have done.
 #
-# Exit: the suite's (0 as expected, 1 changed, 3 a run error), 3 when a
-# step of the cell itself failed.
+# Exit: the suite's (0 conformant, 1 nonconformant, 3 a run error), 3 when
+# a step of the cell itself failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cell=${CELL:-cri-windows-ltsc2022}
@@ -100,11 +100,13 @@ docker save "localhost/ectest/target:$build" -o "$work/target.tar" || fail "dock
 say "step target-image: localhost/ectest/target:$build in containerd"
 
 # 5. The run: the released suite against containerd over the named pipe,
-# compared with the expectation file of its profile.
+# Not with -expect=builtin: the expectation files have no OS, and
+# containerd for Windows (v2.1.4) would be held to the Linux containerd-2's
+# known deviations. Its verdicts stand as they are (exit 0 or 1).
 windows_only run "run ectest-cri.exe against npipe:////./pipe/containerd-containerd with the profile containerd-windows-$build"
 set +e
 "$suite" -runtime-endpoint=npipe:////./pipe/containerd-containerd -images-file="$images" -windows-build="$build" \
-  -registry-addr=127.0.0.1:5000 -expect=builtin -report-dir="$out/cri" -ginkgo.no-color
+  -registry-addr=127.0.0.1:5000 -report-dir="$out/cri" -ginkgo.no-color
 code=$?
 set -e
 say "step run: ectest-cri.exe exited $code; reports in $out/cri"
