@@ -119,16 +119,38 @@ func absolutePaths(fs *flag.FlagSet, args []string) []string {
 			continue
 		}
 		if name != "report-dir" {
-			if _, err := os.Stat(v); err != nil || (name == "embedded-containerd" && !strings.ContainsRune(v, os.PathSeparator)) {
+			if _, err := os.Stat(v); err != nil {
 				continue // not a path here: a name, or what the flag's check refuses
+			}
+			// A name these flags also take ("builtin", a builtin profile,
+			// containerd on PATH) stays a name even when a file of that
+			// name happens to be here: a path says so with a separator or
+			// a YAML extension.
+			switch name {
+			case "profile", "expect":
+				if !strings.ContainsRune(v, os.PathSeparator) && !strings.HasSuffix(v, ".yaml") && !strings.HasSuffix(v, ".yml") {
+					continue
+				}
+			case "embedded-containerd":
+				if !strings.ContainsRune(v, os.PathSeparator) {
+					continue
+				}
 			}
 		}
 		if abs, err := filepath.Abs(v); err == nil {
 			out = append(out, "-"+name+"="+abs)
 		}
 	}
-	if kc := os.Getenv("KUBECONFIG"); kc != "" && !filepath.IsAbs(kc) && !strings.ContainsRune(kc, os.PathListSeparator) {
-		if abs, err := filepath.Abs(kc); err == nil {
+	// $KUBECONFIG as the cluster suite reads it: one file, empty entries
+	// dropped ("rel:" is "rel").
+	var kcs []string
+	for _, p := range filepath.SplitList(os.Getenv("KUBECONFIG")) {
+		if p != "" {
+			kcs = append(kcs, p)
+		}
+	}
+	if len(kcs) == 1 && !filepath.IsAbs(kcs[0]) {
+		if abs, err := filepath.Abs(kcs[0]); err == nil {
 			os.Setenv("KUBECONFIG", abs)
 		}
 	}

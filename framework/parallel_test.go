@@ -16,6 +16,10 @@ func TestAbsolutePaths(t *testing.T) {
 	if err := os.WriteFile("images.yaml", nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A directory named as a builtin profile: the flag still names the profile.
+	if err := os.Mkdir("containerd-runc", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	var c Config
 	RegisterFlags(fs, &c, Choices{}, SuiteCRI)
