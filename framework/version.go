@@ -20,30 +20,13 @@ var Version = ""
 // release and the make targets do); a go build in a checkout stamps it too.
 var Commit = ""
 
-// Build is what every report names as the suite that judged: Version (or
-// the source revision, as VersionLine says it) and Commit.
+// Build is what every report names as the suite that judged: Version (a
+// development build: devel-<revision>[-dirty], or devel) and Commit (or
+// the revision the go command stamped).
 func Build() capability.Build {
 	b := capability.Build{Version: Version, Commit: Commit}
+	var rev, modified string
 	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && b.Commit == "" {
-				b.Commit = s.Value
-			}
-		}
-	}
-	if b.Version == "" {
-		b.Version = strings.Fields(VersionLine())[1] // devel-<revision>, or devel
-	}
-	return b
-}
-
-// VersionLine says what this binary is: ectest's version (or source
-// revision), the CRI API and Ginkgo it was built with, and the Go release
-// and platform (what -version prints, as critest's -version does).
-func VersionLine() string {
-	v, deps := Version, map[string]string{}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		var rev, modified string
 		for _, s := range info.Settings {
 			switch s.Key {
 			case "vcs.revision":
@@ -52,18 +35,31 @@ func VersionLine() string {
 				modified = s.Value
 			}
 		}
-		if v == "" && rev != "" {
-			v = "devel-" + rev[:min(12, len(rev))]
-			if modified == "true" {
-				v += "-dirty"
-			}
+	}
+	if b.Commit == "" {
+		b.Commit = rev
+	}
+	if b.Version == "" && rev != "" {
+		b.Version = "devel-" + rev[:min(12, len(rev))]
+		if modified == "true" {
+			b.Version += "-dirty"
 		}
+	}
+	if b.Version == "" {
+		b.Version = "devel"
+	}
+	return b
+}
+
+// VersionLine says what this binary is: ectest's version (or source
+// revision), the CRI API and Ginkgo it was built with, and the Go release
+// and platform (what -version prints, as critest's -version does).
+func VersionLine() string {
+	v, deps := Build().Version, map[string]string{}
+	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range info.Deps {
 			deps[d.Path] = d.Version
 		}
-	}
-	if v == "" {
-		v = "devel"
 	}
 	var parts []string
 	for _, d := range []struct{ name, path string }{{"cri-api", "k8s.io/cri-api"}, {"client-go", "k8s.io/client-go"}, {"ginkgo", "github.com/onsi/ginkgo/v2"}} {
