@@ -141,20 +141,25 @@ func absolutePaths(fs *flag.FlagSet, args []string) []string {
 			out = append(out, "-"+name+"="+abs)
 		}
 	}
-	// $KUBECONFIG as the cluster suite reads it: one file, empty entries
-	// dropped ("rel:" is "rel").
-	var kcs []string
-	for _, p := range filepath.SplitList(os.Getenv("KUBECONFIG")) {
-		if p != "" {
-			kcs = append(kcs, p)
-		}
-	}
-	if len(kcs) == 1 && !filepath.IsAbs(kcs[0]) {
+	// $KUBECONFIG as the cluster suite reads it: one file ("rel:" is "rel").
+	if kcs := KubeconfigPaths(os.Getenv("KUBECONFIG")); len(kcs) == 1 && !filepath.IsAbs(kcs[0]) {
 		if abs, err := filepath.Abs(kcs[0]); err == nil {
 			os.Setenv("KUBECONFIG", abs)
 		}
 	}
 	return out
+}
+
+// KubeconfigPaths are the files a $KUBECONFIG value lists, empty entries
+// dropped (":" lists none), as kubectl reads it.
+func KubeconfigPaths(env string) []string {
+	var paths []string
+	for _, p := range filepath.SplitList(env) {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths
 }
 
 // ginkgoCLIEnv marks the process that runs the Ginkgo CLI for -parallel.

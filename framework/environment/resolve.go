@@ -36,13 +36,7 @@ func resolveCluster(cfg *framework.Config, getenv func(string) string) (string, 
 	if cfg.KindRequested() {
 		return "a kind cluster made or reused here (asked for by a kind flag)", nil
 	}
-	var paths []string
-	for _, p := range filepath.SplitList(getenv("KUBECONFIG")) {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	if len(paths) > 0 { // ":" names no file: as unset, for kubectl too
+	if paths := framework.KubeconfigPaths(getenv("KUBECONFIG")); len(paths) > 0 { // ":" names no file: as unset, for kubectl too
 		if len(paths) != 1 {
 			// Merging them would write their credentials to a file of
 			// the run's: the user merges them, knowingly.
