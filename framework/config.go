@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,6 +86,9 @@ type Config struct {
 	Expect string
 	// ShowVersion prints the version and exits.
 	ShowVersion bool
+	// ProgressURL receives a progress update per spec (sonobuoy's worker
+	// listens at http://localhost:$SONOBUOY_PROGRESS_PORT/progress).
+	ProgressURL string
 	// foreign are the other suite's flags that were given.
 	foreign []string
 }
@@ -158,6 +162,7 @@ func RegisterFlags(fs *flag.FlagSet, c *Config, ch Choices, suite Suite) {
 	fs.IntVar(&c.Parallel, ParallelFlag, 1, "run the specs in N processes (also -parallel N, critest's name; the Ginkgo CLI is built in), with the same exit codes and last line as a serial run")
 	fs.StringVar(&c.Expect, "expect", "", "expectation file of known deviations (the format of runtimes/expected), or builtin for the project's own for the runtime under test: exit 0 when the verdicts are exactly as expected, 1 when they changed")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the suite's version and exit")
+	fs.StringVar(&c.ProgressURL, "progress-url", "", "POST a progress update (sonobuoy's format: total, completed, failures) to this http URL before the first spec and after each, e.g. http://localhost:8099/progress in a sonobuoy plugin (deploy/sonobuoy)")
 	fs.StringVar(&c.RunID, "run-id", "", "name of this run instead of a random one: the label ectest.io/run of everything it creates, by which its cleanup and leak check find them (lower-case letters, digits and '-', at most 16; unique among the runs against one runtime or cluster), e.g. a CI job's")
 	suiteFlags(fs, c, ch, suite)
 	// The other suite's flags, refused (Validate) with a line naming their suite.
@@ -298,6 +303,11 @@ func (c *Config) Validate() error {
 	}
 	if c.ReportDir == "" {
 		errs = append(errs, errors.New("-report-dir is empty"))
+	}
+	if c.ProgressURL != "" {
+		if u, err := url.Parse(c.ProgressURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("-progress-url %q: an http or https URL", c.ProgressURL))
+		}
 	}
 	if c.RunID != "" && !runIDPattern.MatchString(c.RunID) {
 		errs = append(errs, fmt.Errorf("-run-id %q: lower-case letters, digits and '-' (not first or last), at most 16", c.RunID))

@@ -41,6 +41,9 @@ func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
 	if cfg.Parallel > 1 && !isParallelProcess() {
 		os.Exit(runParallel(cfg))
 	}
+	if cfg.ProgressURL != "" {
+		registerProgress(cfg.ProgressURL)
+	}
 	// A parallel process other than the first writes no reports; only a
 	// serial run (or process 1) can speak for the run.
 	_ = os.Remove(filepath.Join(cfg.ReportDir, OutcomeFile))
