@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 )
@@ -712,6 +713,32 @@ func (c *Cluster) ConfigureRegistry(hostPort string) error {
 		cmd.SetStdin(strings.NewReader(nodeimage.NodeRegistryConf(hostPort)))
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("node %s: write CRI-O's registry config: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// LoadImageArchive imports an image archive (a tarball of
+// go-containerregistry's or docker save's) into every node's containerd, as
+// `kind load image-archive` does: for images a pod names that no registry
+// serves (the suite's own image and sonobuoy's, made here).
+func (c *Cluster) LoadImageArchive(path string) error {
+	if c.provider == nil {
+		return errors.New("load an image archive: not a kind cluster this run manages")
+	}
+	nodes, err := c.provider.ListNodes(c.Name)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		err = nodeutils.LoadImageArchive(n, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("node %s: load %s: %w", n, path, err)
 		}
 	}
 	return nil

@@ -34,6 +34,12 @@ var usageText = `usage: ectest-kind COMMAND [flags]
   up             create (or reuse) the kind cluster (prints its kubeconfig path)
   smoke          check the cluster runs a target pod and an ephemeral container pulled at debug time
   down           delete the kind cluster
+  load-image ARCHIVE...
+                 load image archives (go-containerregistry's or docker save's) into every node of the (running or new)
+                 cluster, for pods that name images no registry serves (the sonobuoy self-test's)
+  trust-registry HOST:PORT...
+                 let every node pull from a plain-HTTP registry at HOST:PORT (the recipe of docs/cluster.md, done on
+                 the kind nodes): for a suite run against the cluster as an existing one, with -registry-addr
   node-runtimes  list the node runtimes -node-runtime can name
   kubectl        build kubectl alone for each release named (default: versions.yaml's apiServers; or KUBECTL_RELEASES,
                  space or comma separated), cached beside the node-image builder's Kubernetes builds, where the
@@ -123,7 +129,7 @@ func main() {
 		o.Name = t.DefaultName()
 	}
 	o.Keep, o.Log, o.Images = true, logf, &nodebuild.Builder{Log: logf}
-	if err := run(ctx, os.Args[1], o, *reportDir, logf); err != nil {
+	if err := run(ctx, os.Args[1], o, *reportDir, fs.Args(), logf); err != nil {
 		fmt.Fprintln(os.Stderr, "ectest-kind: "+strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		os.Exit(1)
 	}
@@ -163,7 +169,7 @@ func suiteImages(ctx context.Context, args []string, logf func(string, ...any)) 
 	if o.NodeRuntime == "" {
 		o.NodeRuntime = nodeimage.DefaultNodeRuntime
 	}
-	return run(ctx, "node-image", o, "", logf)
+	return run(ctx, "node-image", o, "", nil, logf)
 }
 
 // kubectls builds kubectl alone (one release after another; each about 1 to
@@ -202,8 +208,28 @@ func kubectls(ctx context.Context, args []string, logf func(string, ...any)) err
 	return nil
 }
 
-func run(ctx context.Context, cmd string, o kind.Options, reportDir string, logf func(string, ...any)) error {
+func run(ctx context.Context, cmd string, o kind.Options, reportDir string, args []string, logf func(string, ...any)) error {
 	switch cmd {
+	case "load-image", "trust-registry":
+		if len(args) == 0 {
+			return fmt.Errorf("%s needs at least one argument\n%s", cmd, usageText)
+		}
+		c, err := kind.Up(ctx, o)
+		if err != nil {
+			return err
+		}
+		for _, a := range args {
+			if cmd == "load-image" {
+				err = c.LoadImageArchive(a)
+			} else {
+				err = c.ConfigureRegistry(a)
+			}
+			if err != nil {
+				return err
+			}
+			logf("%s %s: done on every node of %s", cmd, a, c.Name)
+		}
+		return nil
 	case "prepare-host":
 		return host.Prepare(ctx, host.Options{Log: logf})
 	case "node-image":
