@@ -159,60 +159,71 @@ func Up(ctx context.Context, o Options) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("list kind clusters: %w", err)
 	}
 	for _, n := range existing {
-		if n == o.Name {
-			if c.NodeRuntime, err = c.nodeFile(nodeimage.NodeRuntimeFile); err != nil {
-				return nil, err
-			}
-			if o.NodeImage == "" && c.NodeRuntime != "" && c.NodeRuntime != rt.Name {
-				return nil, fmt.Errorf("kind cluster %q runs the node runtime %s, not %s: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.NodeRuntime, rt.Name, o.Name)
-			}
-			if c.CRIProxyFault, err = c.nodeFile(strings.TrimPrefix(nodeimage.CRIProxyDir+"/"+nodeimage.CRIProxyFault, "/")); err != nil {
-				return nil, err
-			}
-			if o.CRIProxy != nil && o.CRIProxy.Fault != c.CRIProxyFault {
-				return nil, fmt.Errorf("kind cluster %q runs the CRI proxy fault %q, not %q: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.CRIProxyFault, o.CRIProxy.Fault, o.Name)
-			}
-			if c.OCIFault, err = c.nodeFile(strings.TrimPrefix(NodeOCIFaultDir+"/"+ociFaultFaultFile, "/")); err != nil {
-				return nil, err
-			}
-			// A self-test (proxy or wrapper asked for) must get the wrapper
-			// fault it asked for, none included; a suite run reusing the
-			// cluster is told, as for the proxy.
-			if want := ociFaultName(o.OCIFault); (o.OCIFault != nil || o.CRIProxy != nil) && want != c.OCIFault {
-				return nil, fmt.Errorf("kind cluster %q runs the OCI runtime wrapper's fault %q, not %q: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.OCIFault, want, o.Name)
-			}
-			if c.OCIFault != "" {
-				logf("SELF-TEST: kind cluster %q's containerd runs the fault-injecting OCI runtime wrapper with the fault %q as its runc", o.Name, c.OCIFault)
-			}
-			if c.CRIProxyFault != "" {
-				logf("SELF-TEST: kind cluster %q runs the fault-injecting CRI proxy with the fault %q between its kubelet and containerd; reports made on it say so", o.Name, c.CRIProxyFault)
-			}
-			logf("reusing kind cluster %q (node runtime %s)", o.Name, orUnknown(c.NodeRuntime))
-			// Runs that reuse one cluster at once (the self-test's parallel
-			// Ctrl-C cases) export its kubeconfig one at a time: kind's own
-			// lock on the file fails at once when another holds it.
-			if err := os.MkdirAll(filepath.Dir(c.Kubeconfig), 0o755); err != nil {
-				return nil, err
-			}
-			unlock, err := flock.Lock(c.Kubeconfig + ".ectest-lock")
-			if err != nil {
-				return nil, err
-			}
-			err = c.provider.ExportKubeConfig(o.Name, c.Kubeconfig, false)
-			unlock()
-			if err != nil {
-				return nil, err
-			}
-			if topo != TopologySingle {
-				if err := checkTopology(ctx, c.Kubeconfig, topo, v, workers); err != nil {
-					return nil, fmt.Errorf("kind cluster %q is not the %s topology asked for: %w; delete it (ectest-kind down -name %s) or give another -name", o.Name, topo, err, o.Name)
-				}
-				if err := c.routePodSubnets(); err != nil {
-					return nil, err
-				}
-			}
-			return c, nil
+		if n != o.Name {
+			continue
 		}
+		if why := c.notRunning(); why != "" {
+			// Left by a run cut short and stopped since (a docker or
+			// machine restart): nothing of it can serve, and its name is
+			// the suite's own, so it is made anew.
+			logf("kind cluster %q cannot be reused: %s; deleting it and making it anew", o.Name, why)
+			if err := Delete(o.Name, logf); err != nil {
+				return nil, err
+			}
+			break
+		}
+		if c.NodeRuntime, err = c.nodeFile(nodeimage.NodeRuntimeFile); err != nil {
+			return nil, err
+		}
+		if o.NodeImage == "" && c.NodeRuntime != "" && c.NodeRuntime != rt.Name {
+			return nil, fmt.Errorf("kind cluster %q runs the node runtime %s, not %s: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.NodeRuntime, rt.Name, o.Name)
+		}
+		if c.CRIProxyFault, err = c.nodeFile(strings.TrimPrefix(nodeimage.CRIProxyDir+"/"+nodeimage.CRIProxyFault, "/")); err != nil {
+			return nil, err
+		}
+		if o.CRIProxy != nil && o.CRIProxy.Fault != c.CRIProxyFault {
+			return nil, fmt.Errorf("kind cluster %q runs the CRI proxy fault %q, not %q: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.CRIProxyFault, o.CRIProxy.Fault, o.Name)
+		}
+		if c.OCIFault, err = c.nodeFile(strings.TrimPrefix(NodeOCIFaultDir+"/"+ociFaultFaultFile, "/")); err != nil {
+			return nil, err
+		}
+		// A self-test (proxy or wrapper asked for) must get the wrapper
+		// fault it asked for, none included; a suite run reusing the
+		// cluster is told, as for the proxy.
+		if want := ociFaultName(o.OCIFault); (o.OCIFault != nil || o.CRIProxy != nil) && want != c.OCIFault {
+			return nil, fmt.Errorf("kind cluster %q runs the OCI runtime wrapper's fault %q, not %q: delete it (ectest-kind down -name %s) or give another -name", o.Name, c.OCIFault, want, o.Name)
+		}
+		if c.OCIFault != "" {
+			logf("SELF-TEST: kind cluster %q's containerd runs the fault-injecting OCI runtime wrapper with the fault %q as its runc", o.Name, c.OCIFault)
+		}
+		if c.CRIProxyFault != "" {
+			logf("SELF-TEST: kind cluster %q runs the fault-injecting CRI proxy with the fault %q between its kubelet and containerd; reports made on it say so", o.Name, c.CRIProxyFault)
+		}
+		logf("reusing kind cluster %q (node runtime %s)", o.Name, orUnknown(c.NodeRuntime))
+		// Runs that reuse one cluster at once (the self-test's parallel
+		// Ctrl-C cases) export its kubeconfig one at a time: kind's own
+		// lock on the file fails at once when another holds it.
+		if err := os.MkdirAll(filepath.Dir(c.Kubeconfig), 0o755); err != nil {
+			return nil, err
+		}
+		unlock, err := flock.Lock(c.Kubeconfig + ".ectest-lock")
+		if err != nil {
+			return nil, err
+		}
+		err = c.provider.ExportKubeConfig(o.Name, c.Kubeconfig, false)
+		unlock()
+		if err != nil {
+			return nil, err
+		}
+		if topo != TopologySingle {
+			if err := checkTopology(ctx, c.Kubeconfig, topo, v, workers); err != nil {
+				return nil, fmt.Errorf("kind cluster %q is not the %s topology asked for: %w; delete it (ectest-kind down -name %s) or give another -name", o.Name, topo, err, o.Name)
+			}
+			if err := c.routePodSubnets(); err != nil {
+				return nil, err
+			}
+		}
+		return c, nil
 	}
 	image := o.NodeImage
 	var workerConfigs []WorkerConfig
@@ -716,6 +727,25 @@ func (c *Cluster) ConfigureRegistry(hostPort string) error {
 		}
 	}
 	return nil
+}
+
+// notRunning says why an existing cluster of c's name cannot be reused
+// ("" when it can): a node container that is not running.
+func (c *Cluster) notRunning() string {
+	nodes, err := c.provider.ListNodes(c.Name)
+	if err != nil {
+		return fmt.Sprintf("its nodes cannot be listed: %v", err)
+	}
+	if len(nodes) == 0 {
+		return "it has no nodes"
+	}
+	for _, n := range nodes {
+		out, err := exec.Command("docker", "inspect", "-f", "{{.State.Status}}", n.String()).Output()
+		if state := strings.TrimSpace(string(out)); err != nil || state != "running" {
+			return fmt.Sprintf("its node %s is %s", n, orUnknown(state))
+		}
+	}
+	return ""
 }
 
 // LoadImageArchive imports an image archive (a tarball of
