@@ -189,6 +189,13 @@ func install(ctx context.Context, lock string, pkgs []string, logf func(string, 
 	}
 	defer func() { err = errors.Join(err, restore()) }()
 	before := bootLinks("/")
+	// A package install cut short (a killed run, a machine stopped) leaves
+	// dpkg refusing every install until it is finished; apt says to run
+	// this. With nothing pending it does nothing; its failure (another
+	// package manager holds the lock) is apt-get's to report below.
+	if out, err := run(ctx, "dpkg", "--configure", "-a"); err == nil && strings.TrimSpace(out) != "" {
+		logf("host packages: finished an install that was cut short first (dpkg --configure -a)")
+	}
 	args := append([]string{"-o", lock, "install", "-y", "-qq", "--no-install-recommends"}, pkgs...)
 	out, err := run(ctx, "apt-get", args...)
 	// Undo enabling even after a failed install: a package configured
