@@ -2,6 +2,7 @@ package framework
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -33,18 +34,19 @@ type ProgressUpdate struct {
 const progressName = "ectest"
 
 // registerProgress adds the report nodes that POST the run's progress to
-// url: the total before the first spec (the first process only), then one
-// update per spec that ran (a skip with a reason counts, a spec the
-// selection left out does not). A progress endpoint that does not answer
-// costs the run nothing but one line: progress is for the people watching.
+// url: the total before the first spec (the first process only, retried
+// while the endpoint comes up), then one update per spec that ran (a skip
+// with a reason counts, a spec the selection left out does not). Progress
+// is for the people watching: an endpoint that fails costs the run one
+// line, and that process posts nothing more.
 func registerProgress(url string) {
 	if suiteConfig, _ := ginkgo.GinkgoConfiguration(); suiteConfig.DryRun {
 		return // -parallel's check of the flags and the selection runs nothing
 	}
-	p := &progressPoster{url: url, client: &http.Client{Timeout: DefaultTimeouts.RuntimeCall}}
-	ginkgo.ReportBeforeSuite(func(r ginkgo.Report) {
+	p := &progressPoster{url: url, client: &http.Client{Timeout: DefaultTimeouts.ProgressPost}}
+	ginkgo.ReportBeforeSuite(func(ctx ginkgo.SpecContext, r ginkgo.Report) {
 		n := int64(r.PreRunStats.SpecsThatWillRun)
-		p.post(ProgressUpdate{Total: n, Message: fmt.Sprintf("ectest: %d specs to run", n)})
+		p.first(ctx, ProgressUpdate{Total: n, Message: fmt.Sprintf("ectest: %d specs to run", n)}, DefaultTimeouts.ProgressStart)
 	})
 	ginkgo.ReportAfterEach(func(s ginkgo.SpecReport) {
 		if !ranSpec(s) {
@@ -73,24 +75,66 @@ func ranSpec(s ginkgo.SpecReport) bool {
 type progressPoster struct {
 	url    string
 	client *http.Client
-	warned sync.Once
+	mu     sync.Mutex
+	failed bool
 }
 
-func (p *progressPoster) post(u ProgressUpdate) {
-	u.Name, u.Node, u.Timestamp = progressName, "global", time.Now().UTC()
-	body, err := json.Marshal(u)
-	if err == nil {
-		var resp *http.Response
-		if resp, err = p.client.Post(p.url, "application/json", bytes.NewReader(body)); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode/100 != 2 {
-				err = fmt.Errorf("%s", resp.Status)
-			}
+// first posts u, retrying on a ticker until the endpoint takes it or
+// within passes.
+func (p *progressPoster) first(ctx context.Context, u ProgressUpdate, within time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	tick := time.NewTicker(10 * DefaultTimeouts.Poll)
+	defer tick.Stop()
+	for {
+		err := p.send(u)
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			p.fail(err)
+			return
+		case <-tick.C:
 		}
 	}
-	if err != nil {
-		p.warned.Do(func() {
-			fmt.Fprintf(os.Stderr, "ectest: -progress-url %s: %v (the run goes on; further progress errors are not shown)\n", p.url, err)
-		})
+}
+
+// post sends u unless an update of this process failed before.
+func (p *progressPoster) post(u ProgressUpdate) {
+	p.mu.Lock()
+	failed := p.failed
+	p.mu.Unlock()
+	if failed {
+		return
 	}
+	if err := p.send(u); err != nil {
+		p.fail(err)
+	}
+}
+
+func (p *progressPoster) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.failed {
+		p.failed = true
+		fmt.Fprintf(os.Stderr, "ectest: -progress-url %s: %v (the run goes on; this process posts no more progress)\n", p.url, err)
+	}
+}
+
+func (p *progressPoster) send(u ProgressUpdate) error {
+	u.Name, u.Node, u.Timestamp = progressName, "global", time.Now().UTC()
+	body, err := json.Marshal(u)
+	if err != nil {
+		return err
+	}
+	resp, err := p.client.Post(p.url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	return nil
 }

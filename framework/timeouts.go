@@ -45,6 +45,11 @@ type Timeouts struct {
 	// suite's environment, so that a wait the environment ended (the node's
 	// runtime hung) is a run error at once, not when its timeout runs out.
 	EnvironmentRecheck time.Duration
+	// ProgressPost bounds one -progress-url update; ProgressStart is how
+	// long the first (the total) is retried while the endpoint comes up
+	// (sonobuoy's worker starts beside the suite).
+	ProgressPost  time.Duration
+	ProgressStart time.Duration
 }
 
 // DefaultTimeouts fit the slowest machine the suite runs on (2 cores).
@@ -65,6 +70,8 @@ var DefaultTimeouts = Timeouts{
 
 	EnvironmentProbe:   5 * time.Second,
 	EnvironmentRecheck: 10 * time.Second,
+	ProgressPost:       3 * time.Second,
+	ProgressStart:      30 * time.Second,
 }
 
 // The kubelet's restart timing (k8s.io/kubernetes pkg/kubelet/kubelet.go
