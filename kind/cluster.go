@@ -162,7 +162,11 @@ func Up(ctx context.Context, o Options) (_ *Cluster, err error) {
 		if n != o.Name {
 			continue
 		}
-		if why := c.notRunning(); why != "" {
+		why, err := c.notRunning()
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
 			// Left by a run cut short and stopped since (a docker or
 			// machine restart): nothing of it can serve, and its name is
 			// the suite's own, so it is made anew.
@@ -730,22 +734,41 @@ func (c *Cluster) ConfigureRegistry(hostPort string) error {
 }
 
 // notRunning says why an existing cluster of c's name cannot be reused
-// ("" when it can): a node container that is not running.
-func (c *Cluster) notRunning() string {
+// ("" when it can): a node container that has stopped (exited, or never
+// started). Not being able to tell is an error, never a reason to delete.
+func (c *Cluster) notRunning() (string, error) {
 	nodes, err := c.provider.ListNodes(c.Name)
 	if err != nil {
-		return fmt.Sprintf("its nodes cannot be listed: %v", err)
-	}
-	if len(nodes) == 0 {
-		return "it has no nodes"
+		return "", fmt.Errorf("list the nodes of kind cluster %q: %w", c.Name, err)
 	}
 	for _, n := range nodes {
 		out, err := exec.Command("docker", "inspect", "-f", "{{.State.Status}}", n.String()).Output()
-		if state := strings.TrimSpace(string(out)); err != nil || state != "running" {
-			return fmt.Sprintf("its node %s is %s", n, orUnknown(state))
+		if err != nil {
+			return "", fmt.Errorf("docker inspect %s: %w", n, err)
+		}
+		switch state := strings.TrimSpace(string(out)); state {
+		case "exited", "created", "dead":
+			return fmt.Sprintf("its node %s is %s", n, state), nil
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// Running says whether a kind cluster of that name runs (all its nodes
+// up), for commands that act on a cluster and must not make one.
+func Running(name string) (bool, error) {
+	c := &Cluster{Name: name, provider: kindcluster.NewProvider(kindcluster.ProviderWithDocker())}
+	existing, err := c.provider.List()
+	if err != nil {
+		return false, fmt.Errorf("list kind clusters: %w", err)
+	}
+	for _, n := range existing {
+		if n == name {
+			why, err := c.notRunning()
+			return why == "" && err == nil, err
+		}
+	}
+	return false, nil
 }
 
 // LoadImageArchive imports an image archive (a tarball of

@@ -214,6 +214,12 @@ func run(ctx context.Context, cmd string, o kind.Options, reportDir string, args
 		if len(args) == 0 {
 			return fmt.Errorf("%s needs at least one argument\n%s", cmd, usageText)
 		}
+		// On the cluster there is: these make none.
+		if running, err := kind.Running(o.Name); err != nil {
+			return err
+		} else if !running {
+			return fmt.Errorf("%s: no kind cluster %q runs: make it first (ectest-kind up -name %s)", cmd, o.Name, o.Name)
+		}
 		c, err := kind.Up(ctx, o)
 		if err != nil {
 			return err
