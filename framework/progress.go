@@ -17,8 +17,9 @@ import (
 // ProgressUpdate is one progress report in the shape sonobuoy's worker
 // relays to its aggregator (sonobuoy's plugin.ProgressUpdate, which
 // `sonobuoy status` shows): the first, from the run's first process,
-// gives the total; each spec then appends itself, from whichever process
-// ran it, so no process needs to know the others' counts.
+// gives the total; each spec then appends itself (one completed, or its
+// name among the failures), from whichever process ran it, so no process
+// needs to know the others' counts.
 type ProgressUpdate struct {
 	Name            string    `json:"name"`
 	Node            string    `json:"node"`
@@ -52,9 +53,11 @@ func registerProgress(url string) {
 		if !ranSpec(s) {
 			return
 		}
+		// sonobuoy counts completed and failing apart (its "Passed" is
+		// completed, "Remaining" the total less both).
 		u := ProgressUpdate{AppendCompleted: 1, Message: s.State.String() + ": " + s.FullText()}
 		if s.State.Is(types.SpecStateFailureStates) {
-			u.AppendFailing = []string{s.FullText()}
+			u.AppendCompleted, u.AppendFailing = 0, []string{s.FullText()}
 		}
 		p.post(u)
 	})

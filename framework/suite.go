@@ -41,9 +41,7 @@ func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
 	if cfg.Parallel > 1 && !isParallelProcess() {
 		os.Exit(runParallel(cfg))
 	}
-	if cfg.ProgressURL != "" {
-		registerProgress(cfg.ProgressURL)
-	}
+	progressURL = cfg.ProgressURL
 	// A parallel process other than the first writes no reports; only a
 	// serial run (or process 1) can speak for the run.
 	_ = os.Remove(filepath.Join(cfg.ReportDir, OutcomeFile))
@@ -110,6 +108,9 @@ func nearestFlag(fs *flag.FlagSet, name string) string {
 	return best
 }
 
+// progressURL is -progress-url, for RunSuite (set by Main).
+var progressURL string
+
 // RunSuite runs a suite's specs. Before anything runs, it checks the spec
 // tree: every label registered (a misspelt capability, say) and every spec
 // naming at least one requirement, and only known ones, so that reports
@@ -135,6 +136,11 @@ func RunSuite(t *testing.T, description string) bool {
 	}
 	if suiteConfig.LabelFilter == "" {
 		suiteConfig.LabelFilter = DefaultLabelFilter
+	}
+	// After the preview: PreviewSpecs runs the tree's report nodes too
+	// (every spec "passed" at once), which must post nothing.
+	if progressURL != "" {
+		registerProgress(progressURL)
 	}
 	return ginkgo.RunSpecs(t, description, suiteConfig, reporterConfig)
 }
