@@ -52,6 +52,7 @@ current-context: x
 		{"path that is not a socket", "cri", []string{"-runtime-endpoint=unix://" + write("plain", "x")}, "is not a socket"},
 		{"registry address of no interface here", "cri", []string{"-registry-addr=203.0.113.7:5000"}, "-registry-addr 203.0.113.7:5000"},
 		{"run ID that is no label value", "cri", []string{"-run-id=CI_Job.7"}, `-run-id "CI_Job.7"`},
+		{"progress URL that is no http URL", "cluster", []string{"-progress-url=localhost:8099/progress"}, `-progress-url "localhost:8099/progress": an http or https URL`},
 		{"unknown scheme", "cri", []string{"-runtime-endpoint=tcp://127.0.0.1:1"}, `unknown scheme "tcp"`},
 		{"unreachable runtime", "cri", []string{"-runtime-endpoint=unix://" + dead}, "does not answer Version"},
 		{"unknown profile name", "cri", []string{"-profile=no-such-runtime"}, `unknown profile "no-such-runtime"`},
