@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -47,6 +48,9 @@ func interruptRunEnv(t *testing.T, argv, env []string, signal bool, ready func()
 		}
 		select {
 		case err := <-done:
+			if strings.Contains(out.String(), "timedout in SynchronizedBeforeSuite") {
+				t.Fatalf("the suite's timeout ran out in its setup, before any spec had a pod (a machine slower than the case allows for): nothing to check (%v):\n%s", err, out.String())
+			}
 			t.Fatalf("the run ended before it could be interrupted (%v):\n%s", err, out.String())
 		case <-time.After(100 * time.Millisecond):
 		}
