@@ -219,7 +219,8 @@ func (f *Framework) RunPod(ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 // the pod's last status. While it waits it checks the suite's environment
 // now and then (Timeouts.EnvironmentRecheck): a wait that cannot end because the
 // node's runtime hangs or went away is a run error at once, not a
-// nonconformance once the wait's own timeout runs out.
+// nonconformance once the wait's own timeout runs out; so is a container of
+// the pod that waits because its node cannot reach the suite's registry.
 func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	ginkgo.GinkgoHelper()
 	var last *corev1.Pod
@@ -237,6 +238,9 @@ func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*c
 			return false, nil
 		}
 		last = p
+		if envErr = RegistryUnreachable(p, f.Registry); envErr != nil {
+			return false, envErr
+		}
 		return cond(p), nil
 	})
 	if envErr != nil {

@@ -1,0 +1,55 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// A pull that never reached the suite's registry is the environment's
+// (the message seen on a kind node told to pull from the suite's loopback
+// address); the registry answering, another registry, or another state is
+// not.
+func TestRegistryUnreachable(t *testing.T) {
+	const reg = "127.0.0.1:41855"
+	refused := `Back-off pulling image "127.0.0.1:41855/ectest/target@sha256:01e0": ErrImagePull: failed to pull and unpack image "127.0.0.1:41855/ectest/target@sha256:01e0": failed to resolve reference "127.0.0.1:41855/ectest/target@sha256:01e0": failed to do request: Head "https://127.0.0.1:41855/v2/ectest/target/manifests/sha256:01e0": dial tcp 127.0.0.1:41855: connect: connection refused`
+	unknown := `failed to pull and unpack image "127.0.0.1:41855/ectest/debug:absent-x": failed to resolve reference "127.0.0.1:41855/ectest/debug:absent-x": 127.0.0.1:41855/ectest/debug:absent-x: not found`
+	pod := func(kind, image, reason, message string) *corev1.Pod {
+		s := corev1.ContainerStatus{Name: "c", Image: image, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}
+		p := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}}
+		switch kind {
+		case "ephemeral":
+			p.Status.EphemeralContainerStatuses = []corev1.ContainerStatus{s}
+		case "init":
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{s}
+		default:
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{s}
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"back-off, connection refused", pod("", reg+"/ectest/target@sha256:01e0", "ImagePullBackOff", refused), true},
+		{"ephemeral, plain HTTP refused", pod("ephemeral", reg+"/ectest/debug:x", "ErrImagePull", `failed to do request: Head "https://127.0.0.1:41855/v2/": http: server gave HTTP response to HTTPS client`), true},
+		{"init, i/o timeout", pod("init", reg+"/ectest/debug:x", "ErrImagePull", "dial tcp 127.0.0.1:41855: i/o timeout"), true},
+		{"the registry answered: not found", pod("ephemeral", reg+"/ectest/debug:absent-x", "ErrImagePull", unknown), false},
+		{"another registry", pod("", "10.0.0.9:5000/img", "ErrImagePull", "dial tcp 10.0.0.9:5000: connect: connection refused"), false},
+		{"not a pull failure", pod("", reg+"/ectest/target", "CreateContainerError", refused), false},
+		{"nil pod", nil, false},
+	} {
+		err := RegistryUnreachable(c.pod, reg)
+		if (err != nil) != c.want {
+			t.Errorf("%s: got %v, want an error: %v", c.name, err, c.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "-registry-addr") {
+			t.Errorf("%s: the error does not say what to do: %v", c.name, err)
+		}
+	}
+	if err := RegistryUnreachable(pod("", reg+"/x", "ErrImagePull", refused), ""); err != nil {
+		t.Errorf("no registry of the suite's: got %v", err)
+	}
+}
