@@ -96,9 +96,8 @@ func RBAC() string { return rbac }
 // SuiteImage is the suite image: busybox (the entry point's shell, and
 // the busybox the suite makes its debug image of), the static cluster
 // suite binary at /ectest/cluster.test, the entry point /ectest/run.sh,
-// kubectl on PATH when given (without it the kubectl specs skip), and the
-// host's util-linux script when it has one (without it the kubectl -it
-// specs skip).
+// and kubectl on PATH when given (without it the kubectl specs skip; the
+// suite gives kubectl debug -it a pseudo-terminal itself).
 func SuiteImage(suite, kubectl, busybox string) (v1.Image, error) {
 	files, err := images.BusyboxFiles(busybox)
 	if err != nil {
@@ -124,25 +123,11 @@ func SuiteImage(suite, kubectl, busybox string) (v1.Image, error) {
 			images.Entry{Path: "usr/local/bin/kubectl", Mode: 0o755, Data: k},
 		)
 	}
-	// util-linux script, which gives kubectl debug -it a terminal (busybox
-	// has none): the host's, with what it loads.
-	var env []string
-	if _, err := os.Stat(Script); err == nil {
-		script, scriptEnv, err := images.HostProgram(Script)
-		if err != nil {
-			return nil, fmt.Errorf("util-linux script for kubectl debug -it: %w", err)
-		}
-		files, env = append(files, script...), scriptEnv
-	}
-	return images.Image(runtime.GOARCH, dedupe(files), []string{"/bin/sh", "/ectest/run.sh"}, env...)
+	return images.Image(runtime.GOARCH, dedupe(files), []string{"/bin/sh", "/ectest/run.sh"})
 }
 
-// Script is util-linux script on Debian, which the kubectl -it specs run
-// kubectl under; without it in the image they skip.
-const Script = "/usr/bin/script"
-
-// dedupe keeps the first entry of each path (directories that both the
-// busybox layout and a host program's parents name).
+// dedupe keeps the first entry of each path (a directory both the busybox
+// layout and the suite's own files name).
 func dedupe(files []images.Entry) []images.Entry {
 	seen := map[string]bool{}
 	var out []images.Entry

@@ -1,8 +1,15 @@
 package cluster_test
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"os/exec"
+	"runtime"
 	"strings"
+
+	"github.com/creack/pty"
 
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/framework"
@@ -14,8 +21,8 @@ import (
 )
 
 var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framework.LabelStory, framework.LabelAPIRelease), func() {
-	// kubectl runs kubectl; with tty it runs under util-linux script, which
-	// gives it a real pseudo-terminal as a person's shell would.
+	// kubectl runs kubectl; with tty it runs in a pseudo-terminal the
+	// suite opens, as a person's shell would give it.
 	kubectl := func(ctx SpecContext, f *kube.Framework, stdin string, tty bool, args ...string) (string, error) {
 		GinkgoHelper()
 		if env.Kubectl == "" {
@@ -24,11 +31,7 @@ var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framew
 		argv := append([]string{env.Kubectl, "--kubeconfig", env.Kubeconfig, "-n", f.Namespace}, args...)
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		if tty {
-			script, err := exec.LookPath("script")
-			if err != nil {
-				Skip("kubectl debug -it needs a terminal: util-linux script is not installed")
-			}
-			cmd = exec.CommandContext(ctx, script, "-q", "-e", "-c", shellQuote(argv), "/dev/null")
+			return inTerminal(ctx, cmd, stdin)
 		}
 		cmd.Stdin = strings.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
@@ -58,10 +61,36 @@ var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framew
 	}, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
 
-func shellQuote(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+// inTerminal runs cmd with a new pseudo-terminal as its standard input,
+// output and error, types input into it, and returns all cmd wrote there.
+// Where the suite runs has no pseudo-terminals (Windows), the spec skips.
+func inTerminal(ctx SpecContext, cmd *exec.Cmd, input string) (string, error) {
+	GinkgoHelper()
+	term, err := pty.Start(cmd)
+	if errors.Is(err, pty.ErrUnsupported) {
+		Skip("kubectl debug -it needs a pseudo-terminal, which the suite cannot open on " + runtime.GOOS)
 	}
-	return strings.Join(q, " ")
+	if err != nil {
+		return "", fmt.Errorf("start %s in a pseudo-terminal: %w", cmd.Path, err)
+	}
+	defer func() { _ = term.Close() }()
+	var out bytes.Buffer
+	read := make(chan struct{})
+	go func() {
+		// Ends when the last holder of the terminal's other end (cmd) is
+		// gone: Linux then fails the read with EIO, which is the end.
+		_, _ = io.Copy(&out, term)
+		close(read)
+	}()
+	if _, err := io.WriteString(term, input); err != nil {
+		_ = cmd.Process.Kill()
+	}
+	err = cmd.Wait()
+	select {
+	case <-read:
+	case <-ctx.Done():
+		_ = term.Close() // ends the read
+		<-read
+	}
+	return out.String(), err
 }
