@@ -45,6 +45,11 @@ type Timeouts struct {
 	// suite's environment, so that a wait the environment ended (the node's
 	// runtime hung) is a run error at once, not when its timeout runs out.
 	EnvironmentRecheck time.Duration
+	// RegistryUnreachable is how long a pod's container may keep failing
+	// to pull because its node cannot reach the suite's registry at all
+	// before the wait is a run error: longer than one dropped request and
+	// the kubelet's first back-off, far shorter than a pod's own wait.
+	RegistryUnreachable time.Duration
 	// ProgressPost bounds one -progress-url update; ProgressStart is how
 	// long the first (the total) is retried while the endpoint comes up
 	// (sonobuoy's worker starts beside the suite).
@@ -68,10 +73,11 @@ var DefaultTimeouts = Timeouts{
 	Drain:          3 * time.Minute,
 	Poll:           100 * time.Millisecond,
 
-	EnvironmentProbe:   5 * time.Second,
-	EnvironmentRecheck: 10 * time.Second,
-	ProgressPost:       3 * time.Second,
-	ProgressStart:      30 * time.Second,
+	EnvironmentProbe:    5 * time.Second,
+	EnvironmentRecheck:  10 * time.Second,
+	RegistryUnreachable: 30 * time.Second,
+	ProgressPost:        3 * time.Second,
+	ProgressStart:       30 * time.Second,
 }
 
 // The kubelet's restart timing (k8s.io/kubernetes pkg/kubelet/kubelet.go

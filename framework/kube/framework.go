@@ -220,11 +220,13 @@ func (f *Framework) RunPod(ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 // now and then (Timeouts.EnvironmentRecheck): a wait that cannot end because the
 // node's runtime hangs or went away is a run error at once, not a
 // nonconformance once the wait's own timeout runs out; so is a container of
-// the pod that waits because its node cannot reach the suite's registry.
+// the pod that keeps waiting because its node cannot reach the suite's
+// registry (RegistryUnreachable).
 func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	ginkgo.GinkgoHelper()
 	var last *corev1.Pod
 	var envErr error
+	var unreachableSince time.Time
 	checked := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll*2, f.Timeouts.ImagePull+f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
 		if f.Checker.Environment != nil && time.Since(checked) > f.Timeouts.EnvironmentRecheck {
@@ -238,7 +240,12 @@ func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*c
 			return false, nil
 		}
 		last = p
-		if envErr = RegistryUnreachable(p, f.Registry); envErr != nil {
+		if err := RegistryUnreachable(p, f.Registry); err == nil {
+			unreachableSince = time.Time{}
+		} else if unreachableSince.IsZero() {
+			unreachableSince = time.Now()
+		} else if time.Since(unreachableSince) >= f.Timeouts.RegistryUnreachable {
+			envErr = fmt.Errorf("%w (for %s)", err, time.Since(unreachableSince).Round(time.Second))
 			return false, envErr
 		}
 		return cond(p), nil

@@ -26,8 +26,9 @@ var transportFailures = []string{
 // its node could not reach the suite's own registry (host:port) at all, an
 // error saying so; nil otherwise. That is the suite's environment (the
 // nodes must reach its registry and pull from it over plain HTTP), never a
-// verdict on the runtime or the kubelet: a wait on such a pod is a run
-// error at once instead of a failure once its timeout runs out.
+// verdict on the runtime or the kubelet. WaitPod makes a wait on such a pod
+// a run error once it has lasted Timeouts.RegistryUnreachable (one dropped
+// request is not the environment), not a failure once its timeout runs out.
 func RegistryUnreachable(p *corev1.Pod, registry string) error {
 	if p == nil || registry == "" {
 		return nil
@@ -35,10 +36,17 @@ func RegistryUnreachable(p *corev1.Pod, registry string) error {
 	statuses := append(append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...), p.Status.EphemeralContainerStatuses...)
 	for _, s := range statuses {
 		w := s.State.Waiting
-		if w == nil || (w.Reason != "ErrImagePull" && w.Reason != "ImagePullBackOff") {
+		if w == nil || (w.Reason != "ErrImagePull" && w.Reason != "ImagePullBackOff" && w.Reason != "RegistryUnavailable") {
 			continue
 		}
-		if !strings.HasPrefix(s.Image, registry+"/") || !strings.Contains(w.Message, registry) {
+		if !strings.HasPrefix(s.Image, registry+"/") {
+			continue
+		}
+		// Said of the registry itself (its address dialled, looked up, or
+		// spoken to over HTTPS), not of the runtime's own socket, which a
+		// back-off message also quotes beside the image's name.
+		host, _, _ := strings.Cut(registry, ":")
+		if !strings.Contains(w.Message, "dial tcp "+registry) && !strings.Contains(w.Message, "https://"+registry+"/") && !strings.Contains(w.Message, "lookup "+host) {
 			continue
 		}
 		for _, m := range transportFailures {

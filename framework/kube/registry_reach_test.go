@@ -36,6 +36,8 @@ func TestRegistryUnreachable(t *testing.T) {
 		{"back-off, connection refused", pod("", reg+"/ectest/target@sha256:01e0", "ImagePullBackOff", refused), true},
 		{"ephemeral, plain HTTP refused", pod("ephemeral", reg+"/ectest/debug:x", "ErrImagePull", `failed to do request: Head "https://127.0.0.1:41855/v2/": http: server gave HTTP response to HTTPS client`), true},
 		{"init, i/o timeout", pod("init", reg+"/ectest/debug:x", "ErrImagePull", "dial tcp 127.0.0.1:41855: i/o timeout"), true},
+		{"RegistryUnavailable, no such host", pod("", "reg.example:5000/ectest/target", "RegistryUnavailable", "failed to resolve reference: dial tcp: lookup reg.example on 10.96.0.10:53: no such host"), false}, // another registry than reg
+		{"the runtime's own socket refused, in a back-off", pod("", reg+"/ectest/target", "ImagePullBackOff", `Back-off pulling image "127.0.0.1:41855/ectest/target": ErrImagePull: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix /run/containerd/containerd.sock: connect: connection refused"`), false},
 		{"the registry answered: not found", pod("ephemeral", reg+"/ectest/debug:absent-x", "ErrImagePull", unknown), false},
 		{"another registry", pod("", "10.0.0.9:5000/img", "ErrImagePull", "dial tcp 10.0.0.9:5000: connect: connection refused"), false},
 		{"not a pull failure", pod("", reg+"/ectest/target", "CreateContainerError", refused), false},
@@ -48,6 +50,9 @@ func TestRegistryUnreachable(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), "-registry-addr") {
 			t.Errorf("%s: the error does not say what to do: %v", c.name, err)
 		}
+	}
+	if err := RegistryUnreachable(pod("", "reg.example:5000/x", "RegistryUnavailable", "dial tcp: lookup reg.example on 10.96.0.10:53: no such host"), "reg.example:5000"); err == nil {
+		t.Errorf("RegistryUnavailable, the suite's registry's name not found: want an error")
 	}
 	if err := RegistryUnreachable(pod("", reg+"/x", "ErrImagePull", refused), ""); err != nil {
 		t.Errorf("no registry of the suite's: got %v", err)
