@@ -45,6 +45,10 @@ type Timeouts struct {
 	// suite's environment, so that a wait the environment ended (the node's
 	// runtime hung) is a run error at once, not when its timeout runs out.
 	EnvironmentRecheck time.Duration
+	// EnvironmentSettle is how long a check of the API server's readiness
+	// is asked again before it counts as the environment broken (its etcd
+	// check blips under load).
+	EnvironmentSettle time.Duration
 	// RegistryUnreachable is how long a pod's container may keep failing
 	// to pull because its node cannot reach the suite's registry at all
 	// before the wait is a run error: longer than one dropped request and
@@ -75,6 +79,7 @@ var DefaultTimeouts = Timeouts{
 
 	EnvironmentProbe:    5 * time.Second,
 	EnvironmentRecheck:  10 * time.Second,
+	EnvironmentSettle:   15 * time.Second,
 	RegistryUnreachable: 30 * time.Second,
 	ProgressPost:        3 * time.Second,
 	ProgressStart:       30 * time.Second,

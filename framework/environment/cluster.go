@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -463,13 +464,33 @@ func runtimeUnitsProblem(units []kind.RuntimeUnit, unit string, since time.Time)
 // server must say it is ready, and the registry must answer.
 func clusterCheck(client kubernetes.Interface, registryAddr string) func() error {
 	return func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), framework.DefaultTimeouts.EnvironmentProbe)
-		defer cancel()
-		if body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
-			return fmt.Errorf("the API server is not ready: %v %s", err, strings.TrimSpace(string(body)))
+		if err := apiServerReady(client, framework.DefaultTimeouts); err != nil {
+			return err
 		}
 		return registryCheck(registryAddr)()
 	}
+}
+
+// apiServerReady is nil once the API server answers /readyz, asked again
+// for up to Timeouts.EnvironmentSettle: on a loaded machine its etcd check
+// fails now and then for a moment ("[-]etcd failed" on a 2-CPU machine
+// beside other clusters' runs, five specs of a skew run made run errors
+// while their pods were about to run), which is no broken environment.
+func apiServerReady(client kubernetes.Interface, t framework.Timeouts) error {
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), t.Poll, t.EnvironmentSettle, true, func(context.Context) (bool, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), t.EnvironmentProbe)
+		defer cancel()
+		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			last = fmt.Errorf("the API server is not ready: %v %s", err, strings.TrimSpace(string(body)))
+		}
+		return err == nil, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("%w (for %s)", last, t.EnvironmentSettle)
+	}
+	return nil
 }
 
 // Session connects one parallel process to the cluster.
