@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/creack/pty"
 
@@ -31,7 +32,7 @@ var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framew
 		argv := append([]string{env.Kubectl, "--kubeconfig", env.Kubeconfig, "-n", f.Namespace}, args...)
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		if tty {
-			return inTerminal(ctx, cmd, stdin)
+			return inTerminal(ctx, f, cmd, stdin)
 		}
 		cmd.Stdin = strings.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
@@ -63,34 +64,61 @@ var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framew
 
 // inTerminal runs cmd with a new pseudo-terminal as its standard input,
 // output and error, types input into it, and returns all cmd wrote there.
-// Where the suite runs has no pseudo-terminals (Windows), the spec skips.
-func inTerminal(ctx SpecContext, cmd *exec.Cmd, input string) (string, error) {
+// Where the suite runs has no pseudo-terminals (Windows), the spec skips;
+// failing to open one is the suite's environment, never a verdict.
+func inTerminal(ctx SpecContext, f *kube.Framework, cmd *exec.Cmd, input string) (string, error) {
 	GinkgoHelper()
 	term, err := pty.Start(cmd)
 	if errors.Is(err, pty.ErrUnsupported) {
 		Skip("kubectl debug -it needs a pseudo-terminal, which the suite cannot open on " + runtime.GOOS)
 	}
 	if err != nil {
-		return "", fmt.Errorf("start %s in a pseudo-terminal: %w", cmd.Path, err)
+		f.Checker.FailEnvironment(fmt.Errorf("open a pseudo-terminal for kubectl debug -it: %w", err), "starting "+cmd.Path)
 	}
-	defer func() { _ = term.Close() }()
-	var out bytes.Buffer
+	out := &lockedBuffer{}
 	read := make(chan struct{})
 	go func() {
 		// Ends when the last holder of the terminal's other end (cmd) is
 		// gone: Linux then fails the read with EIO, which is the end.
-		_, _ = io.Copy(&out, term)
+		_, _ = io.Copy(out, term)
 		close(read)
 	}()
-	if _, err := io.WriteString(term, input); err != nil {
+	if _, werr := io.WriteString(term, input); werr != nil {
 		_ = cmd.Process.Kill()
+		err = fmt.Errorf("type into kubectl's terminal: %w", werr)
+		_ = cmd.Wait()
+	} else {
+		err = cmd.Wait()
 	}
-	err = cmd.Wait()
 	select {
 	case <-read:
+		_ = term.Close()
 	case <-ctx.Done():
-		_ = term.Close() // ends the read
-		<-read
+		// The spec's time is up with the terminal still held open (by
+		// something kubectl started): what it wrote so far is the answer.
+		// Closing a file a read blocks on waits for that read, which ends
+		// with the last holder: not in the spec's time.
+		go func() { <-read; _ = term.Close() }()
+		err = errors.Join(err, ctx.Err())
 	}
 	return out.String(), err
+}
+
+// lockedBuffer is a bytes.Buffer one goroutine writes while another may
+// read it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
