@@ -78,8 +78,9 @@ if [ "$code" -eq 0 ]; then
   ECTEST_SELFTEST_KUBECONFIG="$kubeconfig" $go test -count=1 -v -run 'TestClusterInterrupt|TestClusterFromKubeconfigEnv|TestClusterRuntimeKilled' ./suites/selftest > "$report/interrupt.log" 2>&1
   icode=$?
   grep -E '^ *(--- |ok|FAIL)|went away' "$report/interrupt.log"
-  # A failure's own lines (what t.Errorf and t.Fatalf said, each cut to
-  # one screen line; the whole log is in the artifacts).
+  # On a failure, what the tests said (t.Errorf and t.Fatalf, and the
+  # t.Logf lines among them), each cut to one screen line; the whole log is
+  # in the artifacts.
   [ "$icode" -eq 0 ] || grep -E '^ +[a-z_]+_test\.go:[0-9]+: ' "$report/interrupt.log" | grep -v 'run error:' | cut -c1-400 | head -n 40
   echo "cluster self-test: Ctrl-C and runtime-kill tests exit code $icode after $(( $(date +%s) - start ))s"
   [ "$icode" -eq 0 ] || code=$icode
