@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ectest/ectest/framework/oracle"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -62,10 +63,7 @@ func (f *Framework) ObserveExec(ctx context.Context, c *Container) (ExecPlacemen
 	// End the session and what it started (its sleep holds the exec's
 	// output open: the call would last until the runtime's exec timeout).
 	for _, p := range session {
-		for _, d := range f.Outside().Proc.Descendants(p.PID) {
-			_ = killProcess(d)
-		}
-		_ = killProcess(p.PID)
+		f.endSession(ctx, p.PID)
 	}
 	if early == nil {
 		r := <-done
@@ -120,4 +118,30 @@ func (f *Framework) observeExecInside(ctx context.Context, c *Container) (ExecPl
 		}
 	}
 	return p, nil
+}
+
+// endSession kills an exec session's process and every process below it.
+func (f *Framework) endSession(ctx context.Context, pid int) {
+	endTree(ctx, f.Outside().Proc, pid, f.Timeouts.Poll, f.Timeouts.Cleanup)
+}
+
+// endTree kills a process and every process below it. The process is
+// frozen first: an exec session is found in /proc the moment it starts,
+// before it may have forked its sleep, and a child forked after the
+// children were listed would outlive the kill, holding the exec's output
+// open, so that the ExecSync lasted until the runtime's exec timeout
+// (seen: 25 s of one spec, containerd's "failed to drain exec process").
+func endTree(ctx context.Context, proc oracle.Proc, pid int, poll, bound time.Duration) {
+	if stopProcess(pid) == nil {
+		// Stopped (or gone) before its children are listed; if it never
+		// shows stopped within bound, what is below it is killed all the same.
+		_ = wait.PollUntilContextTimeout(ctx, poll, bound, true, func(context.Context) (bool, error) {
+			p, err := proc.Read(pid)
+			return err != nil || p.Stopped(), nil
+		})
+	}
+	for _, d := range proc.Descendants(pid) {
+		_ = killProcess(d)
+	}
+	_ = killProcess(pid)
 }
