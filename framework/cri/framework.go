@@ -630,7 +630,12 @@ func (r ExecResult) String() string {
 	return fmt.Sprintf("$ %s\n(exit %d)\nstdout:\n%s\nstderr:\n%s", strings.Join(r.Cmd, " "), r.ExitCode, r.Stdout, r.Stderr)
 }
 
-// Exec runs a command with ExecSync. err is a failed call, not a non-zero exit.
+// Exec runs a command with ExecSync. err is a failed call, not a non-zero
+// exit; an answer with a negative exit code is a failed call too: no
+// process exits with one, so the command did not run to its end (CRI-O
+// answers an exec its timeout ended with -1 and "command timed out"), and
+// a judge reading a non-zero exit as "denied" or "not found" must not
+// take it for one.
 func (f *Framework) Exec(ctx context.Context, c *Container, cmd ...string) (ExecResult, error) {
 	cctx, cancel := context.WithTimeout(ctx, f.Timeouts.Exec+5*time.Second)
 	defer cancel()
@@ -638,7 +643,11 @@ func (f *Framework) Exec(ctx context.Context, c *Container, cmd ...string) (Exec
 	if err != nil {
 		return ExecResult{Cmd: cmd}, fmt.Errorf("ExecSync %v in %s: %s", cmd, c.Name, StatusText(err))
 	}
-	return ExecResult{Cmd: cmd, Stdout: string(resp.Stdout), Stderr: string(resp.Stderr), ExitCode: resp.ExitCode}, nil
+	r := ExecResult{Cmd: cmd, Stdout: string(resp.Stdout), Stderr: string(resp.Stderr), ExitCode: resp.ExitCode}
+	if r.ExitCode < 0 {
+		return r, fmt.Errorf("ExecSync %v in %s answered exit code %d, which no process exits with: the command did not run to its end (stderr %q)", cmd, c.Name, r.ExitCode, strings.TrimSpace(r.Stderr))
+	}
+	return r, nil
 }
 
 // MustExec runs a command that must succeed and returns its stdout.
