@@ -21,21 +21,33 @@ bin=$(mktemp -d /tmp/ectest-conformance-bin.XXXXXX)
 interrupted=
 trap 'interrupted=1' INT TERM
 trap 'rm -rf "$bin"' EXIT
-build() {
-  local ld
+# The two suites link side by side (each link is one core's work), and the
+# tools after the flags were checked: bad input is told once the suites exist.
+build_suites() {
+  local ld cri rc=0
   ld=$(version_ldflags)
-  $go test -c -ldflags "$ld" -o "$bin/cri.test" ./suites/cri &&
-    $go test -c -ldflags "$ld" -o "$bin/cluster.test" ./suites/cluster &&
-    $go build -o "$bin/ectest-report" ./cmd/ectest-report &&
-    $go build -o "$bin/ectest-kind" ./cmd/ectest-kind
+  $go test -c -ldflags "$ld" -o "$bin/cri.test" ./suites/cri &
+  cri=$!
+  $go test -c -ldflags "$ld" -o "$bin/cluster.test" ./suites/cluster || rc=$?
+  wait "$cri" || rc=$?
+  return "$rc"
 }
-progress "compiling the suites and tools (minutes on a new machine)" build || exit 3
+build_tools() {
+  local report rc=0
+  $go build -o "$bin/ectest-report" ./cmd/ectest-report &
+  report=$!
+  $go build -o "$bin/ectest-kind" ./cmd/ectest-kind || rc=$?
+  wait "$report" || rc=$?
+  return "$rc"
+}
+progress "compiling the suites (minutes on a new machine)" build_suites || exit 3
 # Bad input of either suite is one ectest: line and exit 2, before anything
 # starts (a dry run checks the flags and the selection without running).
 # shellcheck disable=SC2086 # ECTEST_FLAGS and CLUSTER_FLAGS are lists of flags
 "$bin/cri.test" -report-dir="$report/cri" "${expect[@]}" ${ECTEST_FLAGS:-} -ginkgo.dry-run > /dev/null || exit $?
 # shellcheck disable=SC2086
 "$bin/cluster.test" -report-dir="$report/cluster" "${expect[@]}" ${CLUSTER_FLAGS:-} -ginkgo.dry-run > /dev/null || exit $?
+progress "compiling the tools" build_tools || exit 3
 mkdir -p "$report"
 rm -f "$report"/cri/summary.json "$report"/cluster/summary.json "$report/summary.json"
 
