@@ -1,15 +1,13 @@
 package cri
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
-	"strings"
-	"sync"
 
+	"github.com/ectest/ectest/framework"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -37,31 +35,6 @@ type Input struct {
 	Drop bool
 }
 
-// watchedBuffer is a buffer that closes seen once it contains a substring.
-type watchedBuffer struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	until string
-	seen  chan struct{}
-	once  sync.Once
-}
-
-func (w *watchedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n, err := w.buf.Write(p)
-	if w.until == "" || strings.Contains(w.buf.String(), w.until) {
-		w.once.Do(func() { close(w.seen) })
-	}
-	return n, err
-}
-
-func (w *watchedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
 // stream runs one SPDY session against a URL from the runtime's streaming
 // server, the way the kubelet proxies it.
 func stream(ctx context.Context, rawURL string, in *Input, tty bool) (StreamResult, error) {
@@ -75,26 +48,27 @@ func stream(ctx context.Context, rawURL string, in *Input, tty bool) (StreamResu
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stdout := &watchedBuffer{seen: make(chan struct{})}
-	stderr := &watchedBuffer{seen: make(chan struct{})}
+	stdout, stderr := framework.NewBuffer(), framework.NewBuffer()
 	opts := remotecommand.StreamOptions{Stdout: stdout, Tty: tty}
 	if !tty {
 		opts.Stderr = stderr
 	}
 	dropped := make(chan struct{})
 	if in != nil {
-		stdout.until, stderr.until = in.Until, in.UntilStderr
+		stdout.Until(in.Until)
 		if in.UntilStderr == "" || tty {
-			stderr.once.Do(func() { close(stderr.seen) })
+			stderr.MarkSeen()
+		} else {
+			stderr.Until(in.UntilStderr)
 		}
 		r, w := io.Pipe()
 		opts.Stdin = r
 		go func() {
 			_, _ = io.WriteString(w, in.Text)
 			select {
-			case <-stdout.seen:
+			case <-stdout.Seen():
 				select {
-				case <-stderr.seen:
+				case <-stderr.Seen():
 				case <-sctx.Done():
 				}
 			case <-sctx.Done():

@@ -1,14 +1,12 @@
 package cluster_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/creack/pty"
 
@@ -75,7 +73,7 @@ func inTerminal(ctx SpecContext, f *kube.Framework, cmd *exec.Cmd, input string)
 	if err != nil {
 		f.Checker.FailEnvironment(fmt.Errorf("open a pseudo-terminal for kubectl debug -it: %w", err), "starting "+cmd.Path)
 	}
-	out := &lockedBuffer{}
+	out := framework.NewBuffer()
 	read := make(chan struct{})
 	go func() {
 		// Ends when the last holder of the terminal's other end (cmd) is
@@ -102,23 +100,4 @@ func inTerminal(ctx SpecContext, f *kube.Framework, cmd *exec.Cmd, input string)
 		err = errors.Join(err, ctx.Err())
 	}
 	return out.String(), err
-}
-
-// lockedBuffer is a bytes.Buffer one goroutine writes while another may
-// read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,0 +1,58 @@
+package framework
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+)
+
+// Buffer is a bytes.Buffer one goroutine writes (a stream's copier) while
+// another reads it; Seen closes once it holds the text given to Until (at
+// its first write without one), for a writer of input that waits for an
+// answer.
+type Buffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	until string
+	seen  chan struct{}
+	once  sync.Once
+}
+
+// NewBuffer returns an empty Buffer.
+func NewBuffer() *Buffer { return &Buffer{seen: make(chan struct{})} }
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err := b.buf.Write(p)
+	b.check()
+	return n, err
+}
+
+// Until makes Seen close once the buffer holds s (at once if it does).
+func (b *Buffer) Until(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.until = s
+	if b.buf.Len() > 0 {
+		b.check()
+	}
+}
+
+func (b *Buffer) check() {
+	if b.until == "" || strings.Contains(b.buf.String(), b.until) {
+		b.once.Do(func() { close(b.seen) })
+	}
+}
+
+// Seen is closed once the buffer holds what Until asked for.
+func (b *Buffer) Seen() <-chan struct{} { return b.seen }
+
+// MarkSeen closes Seen without waiting for any text.
+func (b *Buffer) MarkSeen() { b.once.Do(func() { close(b.seen) }) }
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
