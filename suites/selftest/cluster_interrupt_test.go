@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +168,7 @@ func TestClusterRuntimeKilledIsRunError(t *testing.T) {
 		killNodeRuntime(t, node) // the run ended first: never leave it stopped
 	}
 	t.Logf("the run ended with exit %d, %s after the kill", code, time.Since(killed).Round(time.Second))
+	keepOutput(t, "runtime-kill.log", out.String())
 	sum := readSummary(t, dir)
 	if sum.Expectations == nil {
 		t.Fatalf("the run was not compared with the node's expectation file:\n%s", out.String())
@@ -241,4 +243,21 @@ func TestClusterFromKubeconfigEnv(t *testing.T) {
 	if !strings.Contains(string(out), "cluster: $KUBECONFIG "+kubeconfig) || strings.Contains(string(out), "kind cluster made or reused here") {
 		t.Errorf("the run does not say it uses $KUBECONFIG's cluster:\n%s", out)
 	}
+}
+
+// keepOutput writes a run's output into $ECTEST_SELFTEST_LOG_DIR (the
+// cluster self-test's report folder), when set, for a reader of the
+// artifacts: what the suite said between the fault and its end.
+func keepOutput(t *testing.T, name, out string) {
+	t.Helper()
+	dir := os.Getenv("ECTEST_SELFTEST_LOG_DIR")
+	if dir == "" {
+		return
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Errorf("keeping the run's output: %v", err)
+		return
+	}
+	t.Logf("the run's output: %s", path)
 }

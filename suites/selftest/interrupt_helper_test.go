@@ -3,13 +3,14 @@
 package selftest
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ectest/ectest/framework"
 )
 
 // interruptRun starts a command (a suite binary, or the Ginkgo CLI running
@@ -19,16 +20,17 @@ import (
 // group: with the Ginkgo CLI, every parallel process gets it. It returns
 // the run's output. With signal false, nothing is sent: the run is expected
 // to interrupt itself (a -ginkgo.timeout running out mid-spec).
-func interruptRun(t *testing.T, argv []string, signal bool, ready func() bool, what string, within, stopWithin time.Duration) *bytes.Buffer {
+func interruptRun(t *testing.T, argv []string, signal bool, ready func() bool, what string, within, stopWithin time.Duration) *framework.Buffer {
 	t.Helper()
 	out, _ := interruptRunEnv(t, argv, nil, signal, ready, what, within, stopWithin)
 	return out
 }
 
 // interruptRunEnv is interruptRun with more environment, and the exit code.
-func interruptRunEnv(t *testing.T, argv, env []string, signal bool, ready func() bool, what string, within, stopWithin time.Duration) (*bytes.Buffer, int) {
+func interruptRunEnv(t *testing.T, argv, env []string, signal bool, ready func() bool, what string, within, stopWithin time.Duration) (*framework.Buffer, int) {
 	t.Helper()
-	out := &bytes.Buffer{}
+	// Written by the command's copier while the loop below reads it.
+	out := framework.NewBuffer()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, out
