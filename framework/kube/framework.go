@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ectest/ectest/fixtures/images"
@@ -65,6 +66,10 @@ type Session struct {
 	OwnDebugImage bool
 	// observers are the process's node observers (NodeReport).
 	observers observers
+	// unreachable is why a node could not reach the suite's registry, once
+	// a spec of this process found it (RegistryWatch): every later wait on
+	// a pod is that run error at once, not after a wait of its own.
+	unreachable atomic.Pointer[error]
 }
 
 // Framework is one spec's view of the cluster: its own namespace, deleted
@@ -225,8 +230,11 @@ func (f *Framework) RunPod(ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	ginkgo.GinkgoHelper()
 	var last *corev1.Pod
+	if err := f.RegistryFound(); err != nil {
+		f.Checker.FailEnvironment(err, fmt.Sprintf("waiting for pod %s/%s to be %s", f.Namespace, name, what))
+	}
 	var envErr error
-	var unreachableSince time.Time
+	registry := f.WatchRegistry()
 	checked := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll*2, f.Timeouts.ImagePull+f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
 		if f.Checker.Environment != nil && time.Since(checked) > f.Timeouts.EnvironmentRecheck {
@@ -240,12 +248,7 @@ func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*c
 			return false, nil
 		}
 		last = p
-		if err := RegistryUnreachable(p, f.Registry); err == nil {
-			unreachableSince = time.Time{}
-		} else if unreachableSince.IsZero() {
-			unreachableSince = time.Now()
-		} else if time.Since(unreachableSince) >= f.Timeouts.RegistryUnreachable {
-			envErr = fmt.Errorf("%w (for %s)", err, time.Since(unreachableSince).Round(time.Second))
+		if envErr = registry.Check(p); envErr != nil {
 			return false, envErr
 		}
 		return cond(p), nil

@@ -3,6 +3,8 @@ package kube
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -57,4 +59,63 @@ func RegistryUnreachable(p *corev1.Pod, registry string) error {
 		}
 	}
 	return nil
+}
+
+// RegistryWatch follows a pod over a wait: Check says the node cannot reach
+// the suite's registry once RegistryUnreachable has held for For (one
+// dropped request is not the environment).
+type RegistryWatch struct {
+	Registry string
+	For      time.Duration
+	since    time.Time
+	// found, when set (Framework.WatchRegistry), keeps what Check found
+	// for every later wait of the process.
+	found *atomic.Pointer[error]
+}
+
+// WatchRegistry is a RegistryWatch of the suite's registry for a wait on a
+// pod of this spec; what it finds, the process's later waits are told at
+// once (RegistryFound).
+func (f *Framework) WatchRegistry() *RegistryWatch {
+	return &RegistryWatch{Registry: f.Registry, For: f.Timeouts.RegistryUnreachable, found: &f.Session.unreachable}
+}
+
+// RegistryFound is why a node could not reach the suite's registry, once a
+// wait of this process found it; nil before.
+func (f *Framework) RegistryFound() error {
+	if p := f.Session.unreachable.Load(); p != nil {
+		return fmt.Errorf("%w; found by an earlier spec of this process", *p)
+	}
+	return nil
+}
+
+// Check is RegistryUnreachable of p once it has held for w.For, with how
+// long; nil before and while the registry is reached.
+func (w *RegistryWatch) Check(p *corev1.Pod) error {
+	err := RegistryUnreachable(p, w.Registry)
+	switch {
+	case err == nil:
+		w.since = time.Time{}
+	case w.since.IsZero():
+		w.since = time.Now()
+	case time.Since(w.since) >= w.For:
+		err = fmt.Errorf("%w (for %s)", err, time.Since(w.since).Round(time.Second))
+		if w.found != nil {
+			w.found.CompareAndSwap(nil, &err)
+		}
+		return err
+	}
+	return nil
+}
+
+// PullFailure says whether a container's waiting reason or an event's
+// message is about getting the image (pulling it, backing off from it),
+// which a spec judging whether a node runs a pod must not take for the
+// node refusing it: that is the image's or the registry's, not the pod's.
+func PullFailure(reasonOrMessage string) bool {
+	switch reasonOrMessage {
+	case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "RegistryUnavailable", "SignatureValidationFailed":
+		return true
+	}
+	return strings.Contains(strings.ToLower(reasonOrMessage), "pull")
 }

@@ -58,3 +58,19 @@ func TestRegistryUnreachable(t *testing.T) {
 		t.Errorf("no registry of the suite's: got %v", err)
 	}
 }
+
+// Pull failures are told apart from a node refusing a pod: the reasons a
+// container waits for its image, and the events of pulling it.
+func TestPullFailure(t *testing.T) {
+	for s, want := range map[string]bool{
+		"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "RegistryUnavailable": true,
+		`Failed to pull image "127.0.0.1:5000/ectest/target@sha256:61": failed to resolve reference`: true,
+		"Error: ErrImagePull": true, `Back-off pulling image "x"`: true,
+		"CreateContainerError": false, "RunContainerError": false,
+		"Error: failed to create containerd container: mount callback failed on /var/lib/containerd/tmpmounts: idmapped mounts are not supported": false,
+	} {
+		if got := PullFailure(s); got != want {
+			t.Errorf("PullFailure(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
