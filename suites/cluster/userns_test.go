@@ -119,22 +119,33 @@ func usernsPod(ctx SpecContext, at placement) {
 }
 
 // runsOrFails waits until the pod runs, or until the node says it cannot
-// run it: a container waiting for a reason other than creation, or a
-// sandbox that failed (an event of the pod). failed says what the node
-// said.
+// run it: a container waiting for a reason other than creation or getting
+// its image, or a sandbox or container that failed otherwise (an event of
+// the pod). failed says what the node said.
 func runsOrFails(ctx context.Context, f *kube.Framework, name string) (pod *corev1.Pod, failed string) {
 	GinkgoHelper()
+	if err := f.RegistryFound(); err != nil {
+		f.Checker.FailEnvironment(err, "waiting for pod "+name+" to run or fail")
+	}
+	// An image that cannot be had is no node refusing the pod: pull
+	// failures are waited out (a registry the node cannot reach is the
+	// suite's environment, said after RegistryUnreachable).
+	registry := f.WatchRegistry()
+	var envErr error
 	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll*2, f.Timeouts.ImagePull+f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
 		p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		pod = p
+		if envErr = registry.Check(p); envErr != nil {
+			return false, envErr
+		}
 		if p.Status.Phase == corev1.PodRunning {
 			return true, nil
 		}
 		for _, s := range p.Status.ContainerStatuses {
-			if w := s.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+			if w := s.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" && !kube.PullFailure(w.Reason) {
 				failed = fmt.Sprintf("container %s waiting: %s: %s", s.Name, w.Reason, w.Message)
 				return true, nil
 			}
@@ -142,7 +153,7 @@ func runsOrFails(ctx context.Context, f *kube.Framework, name string) (pod *core
 		events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 		if err == nil {
 			for _, e := range events.Items {
-				if e.Reason == "FailedCreatePodSandBox" || e.Reason == "Failed" {
+				if e.Reason == "FailedCreatePodSandBox" || (e.Reason == "Failed" && !kube.PullFailure(e.Message)) {
 					failed = fmt.Sprintf("event %s: %s", e.Reason, e.Message)
 					return true, nil
 				}
@@ -150,6 +161,9 @@ func runsOrFails(ctx context.Context, f *kube.Framework, name string) (pod *core
 		}
 		return false, nil
 	})
+	if envErr != nil {
+		f.Checker.FailEnvironment(envErr, "waiting for pod "+name+" to run or fail")
+	}
 	if err != nil && failed == "" {
 		f.Checker.Fail(fmt.Sprintf("pod %s neither ran nor failed: %v", name, err))
 	}
