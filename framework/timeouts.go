@@ -38,6 +38,10 @@ type Timeouts struct {
 	Drain time.Duration
 	// Poll is the interval of Eventually polls.
 	Poll time.Duration
+	// ProcessStop is how long a process sent SIGSTOP may take to show
+	// stopped in /proc (an exec session frozen before its children are
+	// killed); what is below it is killed after that all the same.
+	ProcessStop time.Duration
 	// EnvironmentProbe bounds one check of the suite's own environment (the
 	// loopback registry, the API server) before a nonconformance is recorded.
 	EnvironmentProbe time.Duration
@@ -76,6 +80,7 @@ var DefaultTimeouts = Timeouts{
 	Cleanup:        60 * time.Second,
 	Drain:          3 * time.Minute,
 	Poll:           100 * time.Millisecond,
+	ProcessStop:    2 * time.Second,
 
 	EnvironmentProbe:    5 * time.Second,
 	EnvironmentRecheck:  10 * time.Second,

@@ -62,8 +62,15 @@ func (f *Framework) ObserveExec(ctx context.Context, c *Container) (ExecPlacemen
 	})
 	// End the session and what it started (its sleep holds the exec's
 	// output open: the call would last until the runtime's exec timeout).
+	// (Find may have seen the shell's child before it became the sleep,
+	// with the same argv: ended as a descendant, it is not ended again.)
+	ended := map[int]bool{}
 	for _, p := range session {
-		f.endSession(ctx, p.PID)
+		if !ended[p.PID] {
+			for _, pid := range f.endSession(ctx, p.PID) {
+				ended[pid] = true
+			}
+		}
 	}
 	if early == nil {
 		r := <-done
@@ -120,9 +127,10 @@ func (f *Framework) observeExecInside(ctx context.Context, c *Container) (ExecPl
 	return p, nil
 }
 
-// endSession kills an exec session's process and every process below it.
-func (f *Framework) endSession(ctx context.Context, pid int) {
-	endTree(ctx, f.Outside().Proc, pid, f.Timeouts.Poll, f.Timeouts.Cleanup)
+// endSession kills an exec session's process and every process below it,
+// and returns their PIDs.
+func (f *Framework) endSession(ctx context.Context, pid int) []int {
+	return endTree(ctx, f.Outside().Proc, pid, f.Timeouts.Poll, f.Timeouts.ProcessStop)
 }
 
 // endTree kills a process and every process below it. The process is
@@ -131,17 +139,19 @@ func (f *Framework) endSession(ctx context.Context, pid int) {
 // children were listed would outlive the kill, holding the exec's output
 // open, so that the ExecSync lasted until the runtime's exec timeout
 // (seen: 25 s of one spec, containerd's "failed to drain exec process").
-func endTree(ctx context.Context, proc oracle.Proc, pid int, poll, bound time.Duration) {
+func endTree(ctx context.Context, proc oracle.Proc, pid int, poll, bound time.Duration) []int {
 	if stopProcess(pid) == nil {
-		// Stopped (or gone) before its children are listed; if it never
-		// shows stopped within bound, what is below it is killed all the same.
+		// Stopped, or gone (exited, a zombie), before its children are
+		// listed; if it never shows stopped within bound, what is below it
+		// is killed all the same.
 		_ = wait.PollUntilContextTimeout(ctx, poll, bound, true, func(context.Context) (bool, error) {
-			p, err := proc.Read(pid)
-			return err != nil || p.Stopped(), nil
+			state, err := proc.State(pid)
+			return err != nil || state == "" || strings.ContainsAny(state[:1], "TtZX"), nil
 		})
 	}
-	for _, d := range proc.Descendants(pid) {
+	ended := append(proc.Descendants(pid), pid)
+	for _, d := range ended {
 		_ = killProcess(d)
 	}
-	_ = killProcess(pid)
+	return ended
 }

@@ -19,7 +19,7 @@ import (
 // children and then killing the parent, without freezing it first, leaves
 // the children forked in between holding it.
 func TestEndTreeLeavesNoChildHoldingTheOutput(t *testing.T) {
-	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 3000 ]; do sleep 60 & i=$((i+1)); done; wait`)
+	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 1000 ]; do sleep 60 & i=$((i+1)); done; wait`)
 	// Its own process group, so that whatever survives is killed at the end.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
@@ -52,5 +52,36 @@ func TestEndTreeLeavesNoChildHoldingTheOutput(t *testing.T) {
 	case <-eof:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a child of the killed shell still holds its output")
+	}
+}
+
+// A zombie (exited, not yet reaped: the shell's child ended as a
+// descendant and handed to an init that never reaps) never shows stopped:
+// endTree does not wait for it.
+func TestEndTreeDoesNotWaitForAZombie(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Wait() }()
+	proc := oracle.Host()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		state, err := proc.State(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state != "" && state[0] == 'Z' {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("never a zombie: %s", state)
+		}
+	}
+	start := time.Now()
+	endTree(ctx, proc, cmd.Process.Pid, 10*time.Millisecond, 5*time.Second)
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("endTree waited %s for a zombie to stop", took)
 	}
 }

@@ -276,6 +276,21 @@ func (p Proc) InitOf(link string) (Process, bool, error) {
 	return Process{}, false, nil
 }
 
+// State is the process's state as /proc/<pid>/status gives it ("S
+// (sleeping)", "T (stopped)", "Z (zombie)"); an error when it is gone.
+func (p Proc) State(pid int) (string, error) {
+	status, err := os.ReadFile(filepath.Join(p.Root, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return "", gone(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "State:"); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", nil
+}
+
 // Descendants lists the PIDs of every process below pid (its children,
 // theirs, ...), as Root shows them.
 func (p Proc) Descendants(pid int) []int {
