@@ -117,5 +117,15 @@ func PullFailure(reasonOrMessage string) bool {
 	case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "RegistryUnavailable", "SignatureValidationFailed":
 		return true
 	}
-	return strings.Contains(strings.ToLower(reasonOrMessage), "pull")
+	for _, m := range pullMessages {
+		if strings.Contains(reasonOrMessage, m) {
+			return true
+		}
+	}
+	return false
 }
+
+// pullMessages are how the kubelet's events and waiting messages speak of
+// getting an image (not a word an image's name or a registry's host may
+// hold, as "pull" alone is).
+var pullMessages = []string{"Failed to pull image", "Error: ErrImagePull", "Error: ImagePullBackOff", "Back-off pulling image", "ErrImageNeverPull", "InvalidImageName"}

@@ -67,6 +67,7 @@ func TestPullFailure(t *testing.T) {
 		`Failed to pull image "127.0.0.1:5000/ectest/target@sha256:61": failed to resolve reference`: true,
 		"Error: ErrImagePull": true, `Back-off pulling image "x"`: true,
 		"CreateContainerError": false, "RunContainerError": false,
+		`Error: failed to create containerd container: pull-through-cache.example/ectest/target: idmapped mounts are not supported`:               false,
 		"Error: failed to create containerd container: mount callback failed on /var/lib/containerd/tmpmounts: idmapped mounts are not supported": false,
 	} {
 		if got := PullFailure(s); got != want {
