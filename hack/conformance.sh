@@ -29,6 +29,9 @@ build_suites() {
   $go test -c -ldflags "$ld" -o "$bin/cri.test" ./suites/cri &
   cri=$!
   $go test -c -ldflags "$ld" -o "$bin/cluster.test" ./suites/cluster || rc=$?
+  # (Cut short, the one in the background is stopped too: a background job
+  # of a script ignores Ctrl-C.)
+  ((rc == 0)) || kill "$cri" 2>/dev/null
   wait "$cri" || rc=$?
   return "$rc"
 }
@@ -37,6 +40,7 @@ build_tools() {
   $go build -o "$bin/ectest-report" ./cmd/ectest-report &
   report=$!
   $go build -o "$bin/ectest-kind" ./cmd/ectest-kind || rc=$?
+  ((rc == 0)) || kill "$report" 2>/dev/null
   wait "$report" || rc=$?
   return "$rc"
 }
