@@ -24,25 +24,12 @@ trap 'rm -rf "$bin"' EXIT
 # The two suites link side by side (each link is one core's work), and the
 # tools after the flags were checked: bad input is told once the suites exist.
 build_suites() {
-  local ld cri rc=0
+  local ld
   ld=$(version_ldflags)
-  $go test -c -ldflags "$ld" -o "$bin/cri.test" ./suites/cri &
-  cri=$!
-  $go test -c -ldflags "$ld" -o "$bin/cluster.test" ./suites/cluster || rc=$?
-  # (Cut short, the one in the background is stopped too: a background job
-  # of a script ignores Ctrl-C.)
-  ((rc == 0)) || kill "$cri" 2>/dev/null
-  wait "$cri" || rc=$?
-  return "$rc"
+  both $go test -c -ldflags "$ld" -o "$bin/cri.test" ./suites/cri -- $go test -c -ldflags "$ld" -o "$bin/cluster.test" ./suites/cluster
 }
 build_tools() {
-  local report rc=0
-  $go build -o "$bin/ectest-report" ./cmd/ectest-report &
-  report=$!
-  $go build -o "$bin/ectest-kind" ./cmd/ectest-kind || rc=$?
-  ((rc == 0)) || kill "$report" 2>/dev/null
-  wait "$report" || rc=$?
-  return "$rc"
+  both $go build -o "$bin/ectest-report" ./cmd/ectest-report -- $go build -o "$bin/ectest-kind" ./cmd/ectest-kind
 }
 progress "compiling the suites (minutes on a new machine)" build_suites || exit 3
 # Bad input of either suite is one ectest: line and exit 2, before anything

@@ -110,3 +110,24 @@ version_ldflags() {
   v=${ECTEST_VERSION:-$(git describe --tags --always --dirty 2>/dev/null)}
   echo "-X github.com/ectest/ectest/framework.Version=$v -X github.com/ectest/ectest/framework.Commit=$c"
 }
+
+# both CMD1... -- CMD2...: runs CMD1 in the background and CMD2 in the
+# foreground (two builds side by side); the first non-zero exit code of
+# the two, CMD2's first. A failed (or interrupted) CMD2 stops CMD1 too: a
+# background job of a script ignores Ctrl-C, and would go on.
+both() {
+  local first=() bg rc=0 w
+  while (($#)) && [ "$1" != -- ]; do
+    first+=("$1")
+    shift
+  done
+  shift
+  "${first[@]}" &
+  bg=$!
+  "$@" || rc=$?
+  ((rc == 0)) || kill "$bg" 2>/dev/null
+  wait "$bg"
+  w=$?
+  ((rc != 0)) || rc=$w
+  return "$rc"
+}

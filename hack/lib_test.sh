@@ -63,6 +63,17 @@ has "$err" 'ectest: building z: failed after [01]s, exit 1' || fail "errexit: $e
 run_case traps 'trap "echo caller INT" INT; progress "w" true; trap -p INT'
 has "$out" "trap -- 'echo caller INT' SIGINT" || fail "traps: the caller's INT trap is not back: $out"
 
+# both: two commands side by side, the first failure's code; a failed
+# foreground command stops the background one (which would sleep 30 s).
+run_case both-ok 'both bash -c "echo one" -- bash -c "echo two"; echo "returned $?"'
+has "$out" 'one' && has "$out" 'two' && has "$out" 'returned 0' || fail "both-ok: $out"
+run_case both-bg-fails 'both bash -c "exit 5" -- true; echo "returned $?"'
+has "$out" 'returned 5' || fail "both-bg-fails: $out"
+start=$SECONDS
+run_case both-fg-fails 'both sleep 30 -- bash -c "exit 6"; echo "returned $?"'
+has "$out" 'returned 6' || fail "both-fg-fails: $out"
+((SECONDS - start < 10)) || fail "both-fg-fails: the background command was not stopped ($((SECONDS - start))s)"
+
 # Signals: the shell is interrupted while the command runs.
 signal_case() { # NAME TARGET SIGNAL WANTCODE: TARGET group or shell
   local name=$1 target=$2 sig=$3 want=$4 pid sid
