@@ -220,14 +220,27 @@ func (f *Framework) RunPod(ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 	return f.WaitPod(ctx, created.Name, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 }
 
-// WaitPod polls the pod until cond holds and returns it; the failure shows
-// the pod's last status. While it waits it checks the suite's environment
-// now and then (Timeouts.EnvironmentRecheck): a wait that cannot end because the
-// node's runtime hangs or went away is a run error at once, not a
-// nonconformance once the wait's own timeout runs out; so is a container of
-// the pod that keeps waiting because its node cannot reach the suite's
-// registry (RegistryUnreachable).
+// WaitPod polls the pod until cond holds and returns it (PollPod); a wait
+// that runs out fails the spec with the pod's last status.
 func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
+	ginkgo.GinkgoHelper()
+	last, err := f.PollPod(ctx, name, what, func(_ context.Context, p *corev1.Pod) bool { return cond(p) })
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("pod %s/%s is not %s (%v); status:\n%s", f.Namespace, name, what, err, statusJSON(last)))
+	}
+	return last
+}
+
+// PollPod polls the pod until done holds (what names it), for at most an
+// image pull and a container start, and returns the pod last read and the
+// error of a wait that ran out; done may read more than the pod (events)
+// with the ctx it is given. While it waits it checks the suite's
+// environment now and then (Timeouts.EnvironmentRecheck): a wait that
+// cannot end because the node's runtime hangs or went away is a run error
+// at once, not a nonconformance once the wait's own timeout runs out; so
+// is a container of the pod that keeps waiting because its node cannot
+// reach the suite's registry (RegistryUnreachable).
+func (f *Framework) PollPod(ctx context.Context, name, what string, done func(context.Context, *corev1.Pod) bool) (*corev1.Pod, error) {
 	ginkgo.GinkgoHelper()
 	var last *corev1.Pod
 	if err := f.RegistryFound(); err != nil {
@@ -251,15 +264,12 @@ func (f *Framework) WaitPod(ctx context.Context, name, what string, cond func(*c
 		if envErr = registry.Check(p); envErr != nil {
 			return false, envErr
 		}
-		return cond(p), nil
+		return done(ctx, p), nil
 	})
 	if envErr != nil {
 		f.Checker.FailEnvironment(envErr, fmt.Sprintf("waiting for pod %s/%s to be %s", f.Namespace, name, what))
 	}
-	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("pod %s/%s is not %s (%v); status:\n%s", f.Namespace, name, what, err, statusJSON(last)))
-	}
-	return last
+	return last, err
 }
 
 // AddEphemeral appends an ephemeral container through the subresource (GET

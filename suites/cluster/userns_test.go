@@ -14,7 +14,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // usernsMinKubelet is the first kubelet release whose user namespaces
@@ -124,30 +123,17 @@ func usernsPod(ctx SpecContext, at placement) {
 // the pod). failed says what the node said.
 func runsOrFails(ctx context.Context, f *kube.Framework, name string) (pod *corev1.Pod, failed string) {
 	GinkgoHelper()
-	if err := f.RegistryFound(); err != nil {
-		f.Checker.FailEnvironment(err, "waiting for pod "+name+" to run or fail")
-	}
 	// An image that cannot be had is no node refusing the pod: pull
 	// failures are waited out (a registry the node cannot reach is the
-	// suite's environment, said after RegistryUnreachable).
-	registry := f.WatchRegistry()
-	var envErr error
-	err := wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll*2, f.Timeouts.ImagePull+f.Timeouts.ContainerReady, true, func(ctx context.Context) (bool, error) {
-		p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		pod = p
-		if envErr = registry.Check(p); envErr != nil {
-			return false, envErr
-		}
+	// suite's environment, a run error of PollPod's).
+	pod, err := f.PollPod(ctx, name, "running or failed", func(ctx context.Context, p *corev1.Pod) bool {
 		if p.Status.Phase == corev1.PodRunning {
-			return true, nil
+			return true
 		}
 		for _, s := range p.Status.ContainerStatuses {
 			if w := s.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" && !kube.PullFailure(w.Reason) {
 				failed = fmt.Sprintf("container %s waiting: %s: %s", s.Name, w.Reason, w.Message)
-				return true, nil
+				return true
 			}
 		}
 		events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
@@ -155,15 +141,12 @@ func runsOrFails(ctx context.Context, f *kube.Framework, name string) (pod *core
 			for _, e := range events.Items {
 				if e.Reason == "FailedCreatePodSandBox" || (e.Reason == "Failed" && !kube.PullFailure(e.Message)) {
 					failed = fmt.Sprintf("event %s: %s", e.Reason, e.Message)
-					return true, nil
+					return true
 				}
 			}
 		}
-		return false, nil
+		return false
 	})
-	if envErr != nil {
-		f.Checker.FailEnvironment(envErr, "waiting for pod "+name+" to run or fail")
-	}
 	if err != nil && failed == "" {
 		f.Checker.Fail(fmt.Sprintf("pod %s neither ran nor failed: %v", name, err))
 	}
