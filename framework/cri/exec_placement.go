@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/ectest/ectest/framework/oracle"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -128,30 +127,7 @@ func (f *Framework) observeExecInside(ctx context.Context, c *Container) (ExecPl
 }
 
 // endSession kills an exec session's process and every process below it,
-// and returns their PIDs.
+// frozen first (oracle.Proc.EndTree), and returns their PIDs.
 func (f *Framework) endSession(ctx context.Context, pid int) []int {
-	return endTree(ctx, f.Outside().Proc, pid, f.Timeouts.Poll, f.Timeouts.ProcessStop)
-}
-
-// endTree kills a process and every process below it. The process is
-// frozen first: an exec session is found in /proc the moment it starts,
-// before it may have forked its sleep, and a child forked after the
-// children were listed would outlive the kill, holding the exec's output
-// open, so that the ExecSync lasted until the runtime's exec timeout
-// (seen: 25 s of one spec, containerd's "failed to drain exec process").
-func endTree(ctx context.Context, proc oracle.Proc, pid int, poll, bound time.Duration) []int {
-	if stopProcess(pid) == nil {
-		// Stopped, or gone (exited, a zombie), before its children are
-		// listed; if it never shows stopped within bound, what is below it
-		// is killed all the same.
-		_ = wait.PollUntilContextTimeout(ctx, poll, bound, true, func(context.Context) (bool, error) {
-			state, err := proc.State(pid)
-			return err != nil || state == "" || strings.ContainsAny(state[:1], "TtZX"), nil
-		})
-	}
-	ended := append(proc.Descendants(pid), pid)
-	for _, d := range ended {
-		_ = killProcess(d)
-	}
-	return ended
+	return f.Outside().Proc.EndTree(ctx, pid, f.Timeouts.Poll, f.Timeouts.ProcessStop)
 }

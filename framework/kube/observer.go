@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -253,17 +254,16 @@ func (f *Framework) ObserveExec(ctx context.Context, pod *corev1.Pod, container,
 	}
 	session, own := report.Found[marker], report.Found[ownMarker]
 	// End the session from the node, whatever was seen (its sleep too: it
-	// holds the exec's output open), frozen first: seen as soon as it
-	// started, its shell may not have forked the sleep yet, and a sleep
-	// forked after pkill looked would outlive it (as in the CRI layer's
-	// ObserveExec).
+	// holds the exec's output open), frozen first (oracle's EndTree, as
+	// the CRI layer's ObserveExec ends its sessions): seen as soon as it
+	// started, its shell may not have forked the sleep yet.
 	if len(session) > 0 {
-		var script []string
+		argv := []string{helper.Path, helper.ModeEndTree, f.Timeouts.ProcessStop.String()}
 		for _, s := range session {
-			script = append(script, fmt.Sprintf("kill -STOP %[1]d; i=0; while [ $i -lt 100 ] && [ -e /proc/%[1]d ] && ! grep -q '^State:.*T' /proc/%[1]d/status; do sleep 0.01; i=$((i+1)); done; pkill -9 -P %[1]d; kill -9 %[1]d", s.PID))
+			argv = append(argv, strconv.Itoa(s.PID))
 		}
 		if ns, name, why := f.nodeObserver(ctx, pod); why == "" {
-			_, _, _ = f.execIn(ctx, ns, name, "observer", nil, false, "sh", "-c", strings.Join(script, "; "))
+			_, _, _ = f.execIn(ctx, ns, name, "observer", nil, false, argv...)
 		}
 	}
 	switch {

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package cri
+package oracle
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cri
+package oracle_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 )
 
 // A process that keeps forking children which hold its output open, as an
-// exec session's shell and its sleep do: after endTree nobody holds the
+// exec session's shell and its sleep do: after EndTree nobody holds the
 // output (it reads EOF), which is what lets an ExecSync return. Listing the
 // children and then killing the parent, without freezing it first, leaves
 // the children forked in between holding it.
@@ -41,7 +41,7 @@ func TestEndTreeLeavesNoChildHoldingTheOutput(t *testing.T) {
 			t.Fatal("the shell forked no child")
 		}
 	}
-	endTree(ctx, proc, cmd.Process.Pid, 10*time.Millisecond, 10*time.Second)
+	proc.EndTree(ctx, cmd.Process.Pid, 10*time.Millisecond, 10*time.Second)
 	// Read before Wait, which closes the pipe.
 	eof := make(chan error, 1)
 	go func() {
@@ -57,7 +57,7 @@ func TestEndTreeLeavesNoChildHoldingTheOutput(t *testing.T) {
 
 // A zombie (exited, not yet reaped: the shell's child ended as a
 // descendant and handed to an init that never reaps) never shows stopped:
-// endTree does not wait for it.
+// EndTree does not wait for it.
 func TestEndTreeDoesNotWaitForAZombie(t *testing.T) {
 	cmd := exec.Command("true")
 	if err := cmd.Start(); err != nil {
@@ -80,8 +80,8 @@ func TestEndTreeDoesNotWaitForAZombie(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	endTree(ctx, proc, cmd.Process.Pid, 10*time.Millisecond, 5*time.Second)
+	proc.EndTree(ctx, cmd.Process.Pid, 10*time.Millisecond, 5*time.Second)
 	if took := time.Since(start); took > time.Second {
-		t.Errorf("endTree waited %s for a zombie to stop", took)
+		t.Errorf("EndTree waited %s for a zombie to stop", took)
 	}
 }
