@@ -105,16 +105,11 @@ func (p Proc) Read(pid int) (Process, error) {
 		return out, gone(err)
 	}
 	out.Args = strings.TrimSpace(string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
-	status, err := os.ReadFile(filepath.Join(dir, "status"))
+	status, err := p.status(pid)
 	if err != nil {
-		return out, gone(err)
+		return out, err
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		key, value, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		value = strings.TrimSpace(value)
+	for key, value := range status {
 		switch key {
 		case "State":
 			out.State = value
@@ -276,19 +271,27 @@ func (p Proc) InitOf(link string) (Process, bool, error) {
 	return Process{}, false, nil
 }
 
+// status is /proc/<pid>/status as its fields ("State" to "S (sleeping)"),
+// each value trimmed; ErrGone when the process is.
+func (p Proc) status(pid int) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(p.Root, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return nil, gone(err)
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if key, value, ok := strings.Cut(line, ":"); ok {
+			fields[key] = strings.TrimSpace(value)
+		}
+	}
+	return fields, nil
+}
+
 // State is the process's state as /proc/<pid>/status gives it ("S
 // (sleeping)", "T (stopped)", "Z (zombie)"); an error when it is gone.
 func (p Proc) State(pid int) (string, error) {
-	status, err := os.ReadFile(filepath.Join(p.Root, strconv.Itoa(pid), "status"))
-	if err != nil {
-		return "", gone(err)
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "State:"); ok {
-			return strings.TrimSpace(v), nil
-		}
-	}
-	return "", nil
+	status, err := p.status(pid)
+	return status["State"], err
 }
 
 // Descendants lists the PIDs of every process below pid (its children,
@@ -300,15 +303,8 @@ func (p Proc) Descendants(pid int) []int {
 	}
 	parent := map[int]int{}
 	for _, q := range pids {
-		status, err := os.ReadFile(filepath.Join(p.Root, strconv.Itoa(q), "status"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "PPid:"); ok {
-				parent[q], _ = strconv.Atoi(strings.TrimSpace(v))
-				break
-			}
+		if status, err := p.status(q); err == nil {
+			parent[q], _ = strconv.Atoi(status["PPid"])
 		}
 	}
 	below := map[int]bool{pid: true}
