@@ -114,20 +114,24 @@ version_ldflags() {
 # both CMD1... -- CMD2...: runs CMD1 in the background and CMD2 in the
 # foreground (two builds side by side); the first non-zero exit code of
 # the two, CMD2's first. A failed (or interrupted) CMD2 stops CMD1 too: a
-# background job of a script ignores Ctrl-C, and would go on.
+# background job of a script ignores Ctrl-C, and would go on. CMD1 cannot
+# hold a "--" of its own. Safe under set -e.
 both() {
-  local first=() bg rc=0 w
+  local first=() bg rc=0 w=0
   while (($#)) && [ "$1" != -- ]; do
     first+=("$1")
     shift
   done
+  if [ "${1-}" != -- ] || ((${#first[@]} == 0 || $# < 2)); then
+    echo "usage: both CMD1... -- CMD2..." >&2
+    return 2
+  fi
   shift
   "${first[@]}" &
   bg=$!
   "$@" || rc=$?
-  ((rc == 0)) || kill "$bg" 2>/dev/null
-  wait "$bg"
-  w=$?
+  ((rc == 0)) || kill "$bg" 2>/dev/null || :
+  wait "$bg" || w=$?
   ((rc != 0)) || rc=$w
   return "$rc"
 }

@@ -73,6 +73,10 @@ start=$SECONDS
 run_case both-fg-fails 'both sleep 30 -- bash -c "exit 6"; echo "returned $?"'
 has "$out" 'returned 6' || fail "both-fg-fails: $out"
 ((SECONDS - start < 10)) || fail "both-fg-fails: the background command was not stopped ($((SECONDS - start))s)"
+run_case both-errexit 'set -e; both sleep 30 -- bash -c "exit 6"; echo not reached'
+[ "$code" = 6 ] || fail "both-errexit: exit $code, want 6 (the foreground command's)"
+run_case both-usage 'both true; echo "returned $?"'
+has "$out" 'returned 2' && has "$err" 'usage: both .*' || fail "both-usage: $out $err"
 
 # Signals: the shell is interrupted while the command runs.
 signal_case() { # NAME TARGET SIGNAL WANTCODE: TARGET group or shell

@@ -13,17 +13,25 @@ import (
 // may have forked its sleep, and a child forked after the children were
 // listed would outlive the kill, holding the session's output open (seen:
 // an ExecSync that lasted 25 s, until containerd's exec timeout, "failed to
-// drain exec process"). A process that never shows stopped within bound
-// (a zombie never does) has what is below it killed all the same. The
-// CRI layer ends sessions from the host's /proc with it; the cluster
-// layer's node observer through ectest-helper's end-tree mode.
+// drain exec process"). A zombie or a process gone ends the wait at once;
+// one that never shows stopped within bound has what is below it killed
+// all the same. PID 0 and 1 (a process group, the namespace's init) and
+// the caller itself (Self) are never ended. The CRI layer ends sessions
+// from the host's /proc with it; the cluster layer's node observer through
+// ectest-helper's end-tree mode.
 func (p Proc) EndTree(ctx context.Context, pid int, poll, bound time.Duration) []int {
+	if pid <= 1 || (p.Self != 0 && pid == p.Self) {
+		return nil
+	}
 	if stopProcess(pid) == nil {
 		p.waitStopped(ctx, pid, poll, bound)
 	}
-	ended := append(p.Descendants(pid), pid)
-	for _, d := range ended {
-		_ = killProcess(d)
+	var ended []int
+	for _, d := range append(p.Descendants(pid), pid) {
+		if d != p.Self {
+			_ = killProcess(d)
+			ended = append(ended, d)
+		}
 	}
 	return ended
 }
