@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
+	"time"
 
 	"github.com/ectest/ectest/framework"
 	"k8s.io/client-go/rest"
@@ -28,6 +30,14 @@ type Input struct {
 	UntilStderr string
 	// Then is typed once Until was seen, before stdin closes ("exit\n").
 	Then string
+	// Ready, when set, is typed again and again (every Timeouts.Poll)
+	// before Text, until ReadyAnswer shows on stdout and, without a TTY,
+	// on stderr: until the session's output streams are attached. A
+	// runtime may pass stdin on before it attaches them (containerd's CRI
+	// Attach starts copying stdin first, internal/cri/io/container_io.go),
+	// so that the answer to input typed at once is lost on a stream: seen
+	// once, stderr's answer missing, in the mutation stage at 1884439.
+	Ready, ReadyAnswer string
 	// Drop ends the session once Until (and UntilStderr) were seen by
 	// dropping the connection, as a client that goes away does: stdin is
 	// never closed, so the session sends no EOF. A dropped session returns
@@ -64,6 +74,9 @@ func stream(ctx context.Context, rawURL string, in *Input, tty bool) (StreamResu
 		r, w := io.Pipe()
 		opts.Stdin = r
 		go func() {
+			if in.Ready != "" && !ready(sctx, w, in, stdout, stderr, tty) {
+				return
+			}
 			_, _ = io.WriteString(w, in.Text)
 			select {
 			case <-stdout.Seen():
@@ -105,6 +118,24 @@ func stream(ctx context.Context, rawURL string, in *Input, tty bool) (StreamResu
 	default:
 	}
 	return StreamResult{Stdout: stdout.String(), Stderr: stderr.String()}, err
+}
+
+// ready types in.Ready until stdout (and, without a TTY, stderr) hold
+// in.ReadyAnswer; false when the session ended first.
+func ready(ctx context.Context, w io.Writer, in *Input, stdout, stderr *framework.Buffer, tty bool) bool {
+	tick := time.NewTicker(framework.DefaultTimeouts.Poll)
+	defer tick.Stop()
+	for !strings.Contains(stdout.String(), in.ReadyAnswer) || (!tty && !strings.Contains(stderr.String(), in.ReadyAnswer)) {
+		if _, err := io.WriteString(w, in.Ready); err != nil {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 // StreamExec runs cmd in the container through the CRI Exec streaming API.

@@ -78,7 +78,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		f := newFramework(capability.Attach)
 		dbg := startEchoDebug(ctx, f)
 		in := "1-" + f.Token
-		res, err := f.Attach(ctx, dbg, &cri.Input{Text: in + "\n", Until: "out-" + in, UntilStderr: "err-" + in, Drop: true}, false)
+		res, err := f.Attach(ctx, dbg, &cri.Input{Ready: "\n", ReadyAnswer: "ready", Text: in + "\n", Until: "out-" + in, UntilStderr: "err-" + in, Drop: true}, false)
 		b := capability.Observe(capability.Attach).Case("without a TTY").Evidence("typed %q; stdout %q; stderr %q; err %v", in, res.Stdout, res.Stderr, err)
 		if !strings.Contains(res.Stdout, "out-"+in) || strings.Contains(res.Stdout, "err-"+in) {
 			b.Problem("stdout should hold out-%s and nothing of stderr", in)
@@ -103,7 +103,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		// Each session types a line, waits for the answer on both streams,
 		// and drops the connection with stdin still open.
 		for i, line := range []string{"1-" + f.Token, "2-" + f.Token} {
-			res, err := f.Attach(ctx, dbg, &cri.Input{Text: line + "\n", Until: "out-" + line, UntilStderr: "err-" + line, Drop: true}, false)
+			res, err := f.Attach(ctx, dbg, &cri.Input{Ready: "\n", ReadyAnswer: "ready", Text: line + "\n", Until: "out-" + line, UntilStderr: "err-" + line, Drop: true}, false)
 			evidence = append(evidence, fmt.Sprintf("attach %d: typed %q; stdout %q; stderr %q; err %v", i+1, line, res.Stdout, res.Stderr, err))
 			if err != nil || !strings.Contains(res.Stdout, "out-"+line) || !strings.Contains(res.Stderr, "err-"+line) {
 				b.Problem("attach %d got no answer to %q", i+1, line)
@@ -155,7 +155,8 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 })
 
 // startEchoDebug starts a TARGET debug container that answers each line on
-// its stdin with out-<line> on stdout and err-<line> on stderr, stdin open
+// its stdin with out-<line> on stdout and err-<line> on stderr (an empty
+// line with ready on both: Input.Ready's handshake), stdin open
 // and not closed after the first attach (stdin_once false), no TTY: the
 // shape of an interactive ephemeral container that several clients attach to.
 func startEchoDebug(ctx SpecContext, f *cri.Framework) *cri.Container {
@@ -163,5 +164,5 @@ func startEchoDebug(ctx SpecContext, f *cri.Framework) *cri.Container {
 	sb := f.RunSandbox(ctx, cri.SandboxOptions{})
 	target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 	return f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID,
-		Command: []string{"sh", "-c", `while read -r l; do echo "out-$l"; echo "err-$l" >&2; done`, f.DebugMarker("debug")}, Stdin: true})
+		Command: []string{"sh", "-c", `while read -r l; do if [ -z "$l" ]; then echo ready; echo ready >&2; else echo "out-$l"; echo "err-$l" >&2; fi; done`, f.DebugMarker("debug")}, Stdin: true})
 }
