@@ -65,7 +65,10 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 		// runtime does when a TTY's stdin is closed under a shell is not
 		// this spec's question (CRI-O keeps the session, and the shell,
 		// until the client's timeout: 20 s of every run; containerd ends it).
-		res, err := f.Attach(ctx, dbg, &cri.Input{Text: "echo attach-$((6*7))-" + f.Token + "\n", Until: "attach-42-" + f.Token, Then: "exit\n"}, true)
+		// It is typed once the shell's prompt shows (Enter typed until
+		// then): the answer to input typed at once can be lost before the
+		// runtime attached the terminal's output (Input.Ready).
+		res, err := f.Attach(ctx, dbg, &cri.Input{Ready: "\n", ReadyAnswer: "# ", Text: "echo attach-$((6*7))-" + f.Token + "\n", Until: "attach-42-" + f.Token, Then: "exit\n"}, true)
 		b := capability.Observe(capability.Attach).Evidence("stdout %q, err %v", res.Stdout, err)
 		if err != nil && res.Stdout == "" {
 			b.Outcome(capability.Refused, "attach failed: "+err.Error())
