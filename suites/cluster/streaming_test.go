@@ -69,6 +69,25 @@ func streamAttach(ctx SpecContext, at placement) {
 	out := kube.NewWatch("attach-42-" + f.Token)
 	go func() {
 		defer GinkgoRecover()
+		// Enter until the shell's prompt shows, then the command: the
+		// answer to input typed at once can be lost before the runtime
+		// attached the terminal's output (containerd's CRI Attach copies
+		// stdin first; the CRI layer's Input.Ready does the same).
+		tick := time.NewTicker(f.Timeouts.Poll)
+		defer tick.Stop()
+		prompt := time.After(f.Timeouts.Exec)
+		for !strings.Contains(out.String(), "# ") {
+			_, _ = io.WriteString(w, "\n")
+			select {
+			case <-ctx.Done():
+				_ = w.Close()
+				return
+			case <-prompt:
+				_ = w.Close()
+				return
+			case <-tick.C:
+			}
+		}
 		_, _ = io.WriteString(w, "echo attach-$((6*7))-"+f.Token+"\n")
 		select {
 		case <-out.Seen():
