@@ -2,8 +2,11 @@ package framework
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Buffer is a bytes.Buffer one goroutine writes (a stream's copier) while
@@ -55,4 +58,34 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Holds reports whether the buffer holds s now.
+func (b *Buffer) Holds(s string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Contains(b.buf.Bytes(), []byte(s))
+}
+
+// Prompt types text into w, again every poll, until answered holds; false
+// when ctx ended or a write failed first. A streaming session's input can
+// reach the process before the runtime attached its output (containerd's
+// CRI Attach starts copying stdin first, internal/cri/io/container_io.go),
+// so that the answer to input typed at once is lost: a client types
+// something harmless (an empty line) until an answer shows, and only then
+// what it came to type.
+func Prompt(ctx context.Context, w io.Writer, text string, poll time.Duration, answered func() bool) bool {
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for !answered() {
+		if _, err := io.WriteString(w, text); err != nil {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
 }

@@ -1,9 +1,13 @@
 package framework
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func seen(b *Buffer) bool {
@@ -61,3 +65,34 @@ func TestBufferConcurrent(t *testing.T) {
 		t.Fatalf("%d bytes", len(b.String()))
 	}
 }
+
+// A shell that answers only from its third empty line on, as one whose
+// output was attached late: Prompt types until the answer shows, and stops
+// when the context ends or the writer fails.
+func TestPrompt(t *testing.T) {
+	out := NewBuffer()
+	lines := 0
+	shell := writerFunc(func(p []byte) (int, error) {
+		lines += strings.Count(string(p), "\n")
+		if lines >= 3 {
+			fmt.Fprint(out, "/ # ")
+		}
+		return len(p), nil
+	})
+	if !Prompt(context.Background(), shell, "\n", time.Millisecond, func() bool { return out.Holds("# ") }) || lines != 3 {
+		t.Fatalf("answered after %d lines, want 3", lines)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if Prompt(ctx, io.Discard, "\n", time.Millisecond, func() bool { return false }) {
+		t.Fatal("never answered, yet Prompt said it was")
+	}
+	broken := writerFunc(func([]byte) (int, error) { return 0, io.ErrClosedPipe })
+	if Prompt(context.Background(), broken, "\n", time.Millisecond, func() bool { return false }) {
+		t.Fatal("a failed write, yet Prompt said it was answered")
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -38,6 +38,10 @@ type Timeouts struct {
 	Drain time.Duration
 	// Poll is the interval of Eventually polls.
 	Poll time.Duration
+	// Keystroke is how often a session waiting for a shell to answer types
+	// its empty line again (framework.Prompt); each one still queued in a
+	// terminal when the shell comes is one more prompt in the output.
+	Keystroke time.Duration
 	// ProcessStop is how long a process sent SIGSTOP may take to show
 	// stopped in /proc (an exec session frozen before its children are
 	// killed); what is below it is killed after that all the same.
@@ -80,6 +84,7 @@ var DefaultTimeouts = Timeouts{
 	Cleanup:        60 * time.Second,
 	Drain:          3 * time.Minute,
 	Poll:           100 * time.Millisecond,
+	Keystroke:      250 * time.Millisecond,
 	ProcessStop:    2 * time.Second,
 
 	EnvironmentProbe:    5 * time.Second,

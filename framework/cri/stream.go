@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strings"
-	"time"
 
 	"github.com/ectest/ectest/framework"
 	"k8s.io/client-go/rest"
@@ -30,13 +28,11 @@ type Input struct {
 	UntilStderr string
 	// Then is typed once Until was seen, before stdin closes ("exit\n").
 	Then string
-	// Ready, when set, is typed again and again (every Timeouts.Poll)
+	// Ready, when set, is typed again and again (every Timeouts.Keystroke)
 	// before Text, until ReadyAnswer shows on stdout and, without a TTY,
 	// on stderr: until the session's output streams are attached. A
-	// runtime may pass stdin on before it attaches them (containerd's CRI
-	// Attach starts copying stdin first, internal/cri/io/container_io.go),
-	// so that the answer to input typed at once is lost on a stream: seen
-	// once, stderr's answer missing, in the mutation stage at 1884439.
+	// runtime may pass stdin on before it attaches them (framework.Prompt):
+	// seen once, stderr's answer missing, in the mutation stage at 1884439.
 	Ready, ReadyAnswer string
 	// Drop ends the session once Until (and UntilStderr) were seen by
 	// dropping the connection, as a client that goes away does: stdin is
@@ -74,7 +70,9 @@ func stream(ctx context.Context, rawURL string, in *Input, tty bool) (StreamResu
 		r, w := io.Pipe()
 		opts.Stdin = r
 		go func() {
-			if in.Ready != "" && !ready(sctx, w, in, stdout, stderr, tty) {
+			if in.Ready != "" && !framework.Prompt(sctx, w, in.Ready, framework.DefaultTimeouts.Keystroke, func() bool {
+				return stdout.Holds(in.ReadyAnswer) && (tty || stderr.Holds(in.ReadyAnswer))
+			}) {
 				return
 			}
 			_, _ = io.WriteString(w, in.Text)
@@ -118,24 +116,6 @@ func stream(ctx context.Context, rawURL string, in *Input, tty bool) (StreamResu
 	default:
 	}
 	return StreamResult{Stdout: stdout.String(), Stderr: stderr.String()}, err
-}
-
-// ready types in.Ready until stdout (and, without a TTY, stderr) hold
-// in.ReadyAnswer; false when the session ended first.
-func ready(ctx context.Context, w io.Writer, in *Input, stdout, stderr *framework.Buffer, tty bool) bool {
-	tick := time.NewTicker(framework.DefaultTimeouts.Poll)
-	defer tick.Stop()
-	for !strings.Contains(stdout.String(), in.ReadyAnswer) || (!tty && !strings.Contains(stderr.String(), in.ReadyAnswer)) {
-		if _, err := io.WriteString(w, in.Ready); err != nil {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
-	return true
 }
 
 // StreamExec runs cmd in the container through the CRI Exec streaming API.
