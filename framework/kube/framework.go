@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -413,39 +412,6 @@ func (f *Framework) AttachTo(ctx context.Context, pod, container string, stdin i
 	req := f.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(f.Namespace).Name(pod).SubResource("attach").
 		VersionedParams(&corev1.PodAttachOptions{Container: container, Stdin: stdin != nil, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
 	return f.streamTo(ctx, req.URL(), stdin, tty, stdout, stderr)
-}
-
-// Watch is an io.Writer that keeps what it is written and closes Seen once
-// that contains Want.
-type Watch struct {
-	Want string
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	once sync.Once
-	seen chan struct{}
-}
-
-// NewWatch watches for want.
-func NewWatch(want string) *Watch { return &Watch{Want: want, seen: make(chan struct{})} }
-
-func (w *Watch) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n, _ := w.buf.Write(p)
-	if strings.Contains(w.buf.String(), w.Want) {
-		w.once.Do(func() { close(w.seen) })
-	}
-	return n, nil
-}
-
-// Seen is closed once Want was written.
-func (w *Watch) Seen() <-chan struct{} { return w.seen }
-
-// String is everything written so far.
-func (w *Watch) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 // Impersonate returns a client acting as user with groups (RBAC specs).

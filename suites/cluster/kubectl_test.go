@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framew
 		argv := append([]string{env.Kubectl, "--kubeconfig", env.Kubeconfig, "-n", f.Namespace}, args...)
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		if tty {
-			return inTerminal(ctx, f, cmd, stdin)
+			return inTerminal(ctx, f, cmd, "# ", stdin)
 		}
 		cmd.Stdin = strings.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
@@ -61,10 +62,12 @@ var _ = Describe("kubectl debug", framework.Label(framework.LabelCluster, framew
 })
 
 // inTerminal runs cmd with a new pseudo-terminal as its standard input,
-// output and error, types input into it, and returns all cmd wrote there.
-// Where the suite runs has no pseudo-terminals (Windows), the spec skips;
-// failing to open one is the suite's environment, never a verdict.
-func inTerminal(ctx SpecContext, f *kube.Framework, cmd *exec.Cmd, input string) (string, error) {
+// output and error, types input into it once prompt shows there (Enter
+// typed every Timeouts.Keystroke until then: framework.Prompt says why),
+// and returns all cmd wrote there. Where the suite runs has no
+// pseudo-terminals (Windows), the spec skips; failing to open one is the
+// suite's environment, never a verdict.
+func inTerminal(ctx SpecContext, f *kube.Framework, cmd *exec.Cmd, prompt, input string) (string, error) {
 	GinkgoHelper()
 	term, err := pty.Start(cmd)
 	if errors.Is(err, pty.ErrUnsupported) {
@@ -81,13 +84,30 @@ func inTerminal(ctx SpecContext, f *kube.Framework, cmd *exec.Cmd, input string)
 		_, _ = io.Copy(out, term)
 		close(read)
 	}()
-	if _, werr := io.WriteString(term, input); werr != nil {
-		_ = cmd.Process.Kill()
-		err = fmt.Errorf("type into kubectl's terminal: %w", werr)
-		_ = cmd.Wait()
-	} else {
-		err = cmd.Wait()
-	}
+	// Typing ends with cmd (a kubectl that failed is not typed at) or
+	// once the container should have started and been attached
+	// (ImagePull + ContainerReady + Exec): then the input is typed
+	// anyway, and what the session shows decides.
+	tctx, stop := context.WithCancel(ctx)
+	typed := make(chan error, 1)
+	go func() {
+		pctx, cancel := context.WithTimeout(tctx, f.Timeouts.ImagePull+f.Timeouts.ContainerReady+f.Timeouts.Exec)
+		framework.Prompt(pctx, term, "\r", f.Timeouts.Keystroke, func() bool { return out.Holds(prompt) })
+		cancel()
+		if tctx.Err() != nil {
+			typed <- nil
+			return
+		}
+		_, werr := io.WriteString(term, input)
+		if werr != nil {
+			_ = cmd.Process.Kill()
+			werr = fmt.Errorf("type into kubectl's terminal: %w", werr)
+		}
+		typed <- werr
+	}()
+	err = cmd.Wait()
+	stop()
+	err = errors.Join(err, <-typed)
 	select {
 	case <-read:
 		_ = term.Close()

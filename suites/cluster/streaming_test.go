@@ -9,7 +9,6 @@ import (
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
-	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 )
 
@@ -66,27 +65,18 @@ func streamAttach(ctx SpecContext, at placement) {
 	// itself (closing a TTY's stdin hangs it up), not in the log: attach
 	// is judged apart from logs.
 	r, w := io.Pipe()
-	out := kube.NewWatch("attach-42-" + f.Token)
+	out := framework.NewBuffer()
+	out.Until("attach-42-" + f.Token)
 	go func() {
 		defer GinkgoRecover()
-		// Enter until the shell's prompt shows, then the command: the
-		// answer to input typed at once can be lost before the runtime
-		// attached the terminal's output (containerd's CRI Attach copies
-		// stdin first; the CRI layer's Input.Ready does the same).
-		tick := time.NewTicker(f.Timeouts.Poll)
-		defer tick.Stop()
-		prompt := time.After(f.Timeouts.Exec)
-		for !strings.Contains(out.String(), "# ") {
-			_, _ = io.WriteString(w, "\n")
-			select {
-			case <-ctx.Done():
-				_ = w.Close()
-				return
-			case <-prompt:
-				_ = w.Close()
-				return
-			case <-tick.C:
-			}
+		defer func() { _ = w.Close() }()
+		// Enter until the shell's prompt shows, then the command
+		// (framework.Prompt says why), bounded by Timeouts.Exec.
+		pctx, cancel := context.WithTimeout(ctx, f.Timeouts.Exec)
+		prompted := framework.Prompt(pctx, w, "\n", f.Timeouts.Keystroke, func() bool { return out.Holds("# ") })
+		cancel()
+		if !prompted {
+			return
 		}
 		_, _ = io.WriteString(w, "echo attach-$((6*7))-"+f.Token+"\n")
 		select {
@@ -94,11 +84,13 @@ func streamAttach(ctx SpecContext, at placement) {
 		case <-ctx.Done():
 		case <-time.After(f.Timeouts.Exec):
 		}
-		_ = w.Close()
 	}()
 	// Attach is what this spec observes: its failure is the capability's.
 	b := capability.Observe(capability.Attach)
 	err := f.AttachTo(ctx, pod.Name, "debugger", r, true, out, nil)
+	// A session that ended without reading stdin leaves the typing
+	// goroutine's write waiting: it fails now.
+	_ = r.Close()
 	answered := strings.Contains(out.String(), "attach-42-"+f.Token)
 	b.Evidence("attach with a TTY: err %v; the shell wrote:\n%s", err, out.String())
 	// What the session does once the client closed stdin after the answer
