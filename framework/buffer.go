@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"strings"
 	"sync"
 	"time"
 )
@@ -43,7 +42,7 @@ func (b *Buffer) Until(s string) {
 }
 
 func (b *Buffer) check() {
-	if b.until == "" || strings.Contains(b.buf.String(), b.until) {
+	if b.until == "" || b.holds(b.until) {
 		b.once.Do(func() { close(b.seen) })
 	}
 }
@@ -64,8 +63,10 @@ func (b *Buffer) String() string {
 func (b *Buffer) Holds(s string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return bytes.Contains(b.buf.Bytes(), []byte(s))
+	return b.holds(s)
 }
+
+func (b *Buffer) holds(s string) bool { return bytes.Contains(b.buf.Bytes(), []byte(s)) }
 
 // Prompt types text into w, again every poll, until answered holds; false
 // when ctx ended or a write failed first. A streaming session's input can

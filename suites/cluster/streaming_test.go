@@ -91,7 +91,7 @@ func streamAttach(ctx SpecContext, at placement) {
 	// A session that ended without reading stdin leaves the typing
 	// goroutine's write waiting: it fails now.
 	_ = r.Close()
-	answered := strings.Contains(out.String(), "attach-42-"+f.Token)
+	answered := out.Holds("attach-42-" + f.Token)
 	b.Evidence("attach with a TTY: err %v; the shell wrote:\n%s", err, out.String())
 	// What the session does once the client closed stdin after the answer
 	// is the runtime's own: containerd ends it and leaves the shell
