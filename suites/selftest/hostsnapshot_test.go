@@ -4,10 +4,13 @@ package selftest
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -18,7 +21,12 @@ import (
 // (/run/netns), iptables rules, CRI-O's attach directories
 // (embedded.AttachBase) and processes of an embedded runtime. A run is
 // checked by comparing a snapshot taken before it with one taken after it:
-// whatever is new was left by the run (the self-tests run one at a time).
+// whatever is new was left by the run (the CRI self-tests run one at a
+// time). What the host's Docker engine owns is not in a snapshot: make test
+// runs the cluster self-test (kind, on that engine) beside these runs, and
+// its networks, containers and rules come and go meanwhile. No embedded
+// runtime uses that engine (the embedded cri-dockerd's engine has a data
+// root, exec root and socket of its own, no bridge and no iptables rules).
 type hostSnapshot map[string]map[string]bool
 
 var ruleCounters = regexp.MustCompile(`\[\d+:\d+\]`)
@@ -26,7 +34,27 @@ var ruleCounters = regexp.MustCompile(`\[\d+:\d+\]`)
 func takeHostSnapshot(t *testing.T) hostSnapshot {
 	t.Helper()
 	s := hostSnapshot{}
+	// The engine is asked before and after the host is read: a network
+	// made or removed in between is the engine's either way.
+	docker := hostDocker()
+	defer func() {
+		docker.merge(hostDocker())
+		for kind, items := range s {
+			for item := range items {
+				if docker.owns(kind, item) {
+					delete(items, item)
+				}
+			}
+		}
+	}()
 	add := func(kind, item string) {
+		if kind == "network interface" {
+			// Recorded with its bridge (read now: a veth can be gone by
+			// the time the engine is asked again).
+			if master, err := os.Readlink("/sys/class/net/" + item + "/master"); err == nil {
+				item += " (on " + filepath.Base(master) + ")"
+			}
+		}
 		if s[kind] == nil {
 			s[kind] = map[string]bool{}
 		}
@@ -70,6 +98,92 @@ func takeHostSnapshot(t *testing.T) hostSnapshot {
 		add("process", p)
 	}
 	return s
+}
+
+// dockerEngine is what the host's Docker engine owns, as the engine itself
+// says (docker info, docker network inspect): its data root, its exec root,
+// its bridge networks' bridges and subnets. The zero value (no engine
+// answering) owns nothing.
+type dockerEngine struct {
+	roots   []string
+	bridges map[string]bool
+	subnets []*net.IPNet
+}
+
+func hostDocker() dockerEngine {
+	d := dockerEngine{bridges: map[string]bool{}}
+	root, err := exec.Command("docker", "info", "--format", "{{.DockerRootDir}}").Output()
+	if err != nil || strings.TrimSpace(string(root)) == "" {
+		return d
+	}
+	// The exec root (netns mounts) is not in docker info: the default's.
+	d.roots = []string{strings.TrimSpace(string(root)) + "/", "/run/docker/", "/var/run/docker/"}
+	ids, err := exec.Command("docker", "network", "ls", "-q", "--no-trunc", "--filter", "driver=bridge").Output()
+	if err != nil || len(strings.Fields(string(ids))) == 0 {
+		return d
+	}
+	args := append([]string{"network", "inspect", "--format",
+		`{{.Id}} {{index .Options "com.docker.network.bridge.name"}} {{range .IPAM.Config}}{{.Subnet}} {{end}}`},
+		strings.Fields(string(ids))...)
+	out, _ := exec.Command("docker", args...).Output() // a network removed meanwhile fails only its own line
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || len(f[0]) < 12 {
+			continue
+		}
+		d.bridges["br-"+f[0][:12]] = true // the engine's name for a bridge not named by an option
+		for _, v := range f[1:] {
+			if _, n, err := net.ParseCIDR(v); err == nil {
+				d.subnets = append(d.subnets, n)
+			} else {
+				d.bridges[v] = true
+			}
+		}
+	}
+	return d
+}
+
+func (d *dockerEngine) merge(o dockerEngine) {
+	if len(d.roots) == 0 {
+		d.roots = o.roots
+	}
+	for b := range o.bridges {
+		d.bridges[b] = true
+	}
+	d.subnets = append(d.subnets, o.subnets...)
+}
+
+// owns says whether a snapshot's item is the engine's: a mount under its
+// roots, one of its bridges or an interface on one, an iptables rule of its
+// chains or naming its bridges or addresses in its subnets.
+func (d dockerEngine) owns(kind, item string) bool {
+	switch kind {
+	case "mount":
+		for _, r := range d.roots {
+			if strings.HasPrefix(item, r) {
+				return true
+			}
+		}
+	case "network interface":
+		name, master, _ := strings.Cut(strings.TrimSuffix(item, ")"), " (on ")
+		return d.bridges[name] || d.bridges[master]
+	case "iptables-save", "ip6tables-save":
+		for _, tok := range strings.Fields(item) {
+			if d.bridges[tok] || strings.HasPrefix(strings.TrimPrefix(tok, ":"), "DOCKER") {
+				return true
+			}
+			ip, _, err := net.ParseCIDR(tok)
+			if err != nil {
+				ip = net.ParseIP(tok)
+			}
+			for _, n := range d.subnets {
+				if ip != nil && n.Contains(ip) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // left lists what after has and s had not, kind by kind.
@@ -121,5 +235,50 @@ func TestHostSnapshotSeesLeaks(t *testing.T) {
 	exec.Command("umount", dir).Run()
 	if l := before.left(takeHostSnapshot(t)); len(l) > 0 {
 		t.Errorf("leak check reports what is gone: %v", l)
+	}
+}
+
+// The leak check leaves the host's Docker engine alone (the cluster
+// self-test's kind networks come and go beside the CRI self-tests) and
+// still sees what is not the engine's: a Docker network made between two
+// snapshots (its bridge, its iptables rules) is not reported, a bridge of
+// this test's own made at the same time is.
+func TestHostSnapshotLeavesDockerAlone(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to add a network interface")
+	}
+	if len(hostDocker().roots) == 0 {
+		t.Skip("no Docker engine answers here (make test's cluster self-test starts one)")
+	}
+	before := takeHostSnapshot(t)
+	name := fmt.Sprintf("ectest-snapshot-%d", os.Getpid())
+	if out, err := exec.Command("docker", "network", "create", "--driver=bridge", name).CombinedOutput(); err != nil {
+		t.Fatalf("docker network create: %v: %s", err, out)
+	}
+	defer exec.Command("docker", "network", "rm", name).Run()
+	link := "ectestleak1"
+	if out, err := exec.Command("ip", "link", "add", link, "type", "bridge").CombinedOutput(); err != nil {
+		t.Skipf("cannot add a bridge interface here: %v: %s", err, out)
+	}
+	defer exec.Command("ip", "link", "del", link).Run()
+	id, err := exec.Command("docker", "network", "inspect", "--format", "{{.Id}}", name).Output()
+	if err != nil || len(strings.TrimSpace(string(id))) < 12 {
+		t.Fatalf("docker network inspect %s: %v (%q)", name, err, id)
+	}
+	bridge := "br-" + strings.TrimSpace(string(id))[:12]
+	if _, err := net.InterfaceByName(bridge); err != nil {
+		t.Fatalf("the engine made no bridge %s for its network: %v", bridge, err)
+	}
+	left := before.left(takeHostSnapshot(t))
+	if !slices.Contains(left, "network interface: "+link) {
+		t.Errorf("leak check missed the test's own bridge %s; it reported: %v", link, left)
+	}
+	for _, l := range left {
+		if strings.Contains(l, bridge) {
+			t.Errorf("leak check reports the Docker engine's network: %s", l)
+		}
+	}
+	if len(left) != 1 {
+		t.Errorf("leak check reports more than the test's own bridge: %v", left)
 	}
 }
