@@ -53,6 +53,11 @@ type Timeouts struct {
 	// suite's environment, so that a wait the environment ended (the node's
 	// runtime hung) is a run error at once, not when its timeout runs out.
 	EnvironmentRecheck time.Duration
+	// EnvironmentWatch is how often each process of the CRI suite asks the
+	// runtime for its Version in the background, so that a runtime that
+	// hung and came back during a spec is known to have been gone even
+	// when nothing else of that process asked it meanwhile.
+	EnvironmentWatch time.Duration
 	// EnvironmentSettle is how long a check of the API server's readiness
 	// is asked again before it counts as the environment broken (its etcd
 	// check blips under load).
@@ -89,6 +94,7 @@ var DefaultTimeouts = Timeouts{
 
 	EnvironmentProbe:    5 * time.Second,
 	EnvironmentRecheck:  10 * time.Second,
+	EnvironmentWatch:    time.Second,
 	EnvironmentSettle:   15 * time.Second,
 	RegistryUnreachable: 30 * time.Second,
 	ProgressPost:        3 * time.Second,

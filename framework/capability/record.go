@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 )
@@ -18,6 +19,11 @@ type Checker struct {
 	// loopback registry, the API server) before a nonconformance is
 	// recorded: a runtime is never blamed for the suite's broken fixture.
 	Environment func() error
+	// GoneSince, when set, is the environment's account of a time it was
+	// broken that was not over at the given time (a spec's start): a spec
+	// that failed while the runtime hung, which answers again by the time
+	// the spec is over, is still a run error.
+	GoneSince func(time.Time) error
 	// Exercises are the capabilities of the spec this checker belongs to
 	// (ForSpec): an environment error during the spec is recorded for them
 	// as "error".
@@ -47,14 +53,20 @@ const EnvironmentEntryName = "ectest environment error"
 // CheckAfterFailure runs after each spec (an AfterEach): when the spec
 // failed other than with an environment error and the environment is
 // found broken now (the runtime went away while the spec waited on it, so
-// the spec's own assertion on a CRI call failed first), it notes so in the
-// spec's report, and the spec counts as a run error, never a verdict.
+// the spec's own assertion on a CRI call failed first), or was broken at
+// some time since the spec began (GoneSince: the runtime hung and answers
+// again), it notes so in the spec's report, and the spec counts as a run
+// error, never a verdict.
 func (c *Checker) CheckAfterFailure() {
 	r := ginkgo.CurrentSpecReport()
 	if c == nil || c.Environment == nil || !r.Failed() || IsEnvironmentFailure(r.Failure.Message) {
 		return
 	}
-	if err := c.Environment(); err != nil {
+	err := c.Environment()
+	if err == nil && c.GoneSince != nil {
+		err = c.GoneSince(r.StartTime)
+	}
+	if err != nil {
 		ginkgo.AddReportEntry(EnvironmentEntryName, err.Error(), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 	}
 }

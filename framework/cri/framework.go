@@ -54,9 +54,23 @@ type Session struct {
 	OS string
 	// Tools are the debug image's commands (images.Set.Tools).
 	Tools Tools
+	// Stop, when set, ends what the session runs in the background (the
+	// runtime's health watch); Close calls it.
+	Stop func()
 
 	outsideOnce sync.Once
 	outside     *Outside
+}
+
+// Close ends the session: its background work, then its connections.
+func (s *Session) Close() {
+	if s.Stop != nil {
+		s.Stop()
+	}
+	s.Runtime.Close()
+	if s.Image != s.Runtime {
+		s.Image.Close()
+	}
 }
 
 // Windows reports whether the node runs Windows.

@@ -448,40 +448,95 @@ func allChecks(checks ...func() error) func() error {
 	}
 }
 
-// runtimeCheck is the environment probe of the runtime under test itself:
-// it must answer Version within Timeouts.EnvironmentProbe. A runtime that
-// was killed, hangs or was stopped in the middle of a run is no verdict on
-// any spec it took down with it (R2): every spec that failed while it was
-// gone is a run error, with when it went away. A runtime found gone less
-// than one probe ago is not asked again (a frozen one would cost every
-// spec the whole probe); one that answers again is back, and specs judge
-// again.
-func runtimeCheck(rt *cri.Conn, endpoint string) func() error {
-	var (
-		mu          sync.Mutex
-		since, when time.Time
-		last        error
-	)
-	probe := framework.DefaultTimeouts.EnvironmentProbe
-	return func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if last != nil && time.Since(when) < probe {
-			return last
+// runtimeHealth is the runtime under test as one process sees it: asked
+// for its Version (within Timeouts.EnvironmentProbe) before a spec starts,
+// after a spec failed, and in the background every
+// Timeouts.EnvironmentWatch (watch). A runtime that was killed, hangs or
+// was stopped in the middle of a run is no verdict on any spec it took
+// down with it (R2): every spec that failed while it was gone, or that was
+// running while it was gone, is a run error, with when it went away. A
+// runtime found gone less than one probe ago is not asked again (a frozen
+// one would cost every spec the whole probe); one that answers again is
+// back, and specs judge again, but the time it was gone is remembered
+// (outages), so that a spec whose call timed out while it hung is still a
+// run error when it answers by the time the spec has failed.
+type runtimeHealth struct {
+	rt       *cri.Conn
+	endpoint string
+	probe    time.Duration
+
+	mu          sync.Mutex
+	since, when time.Time
+	last        error
+	outages     []outage
+}
+
+// outage is a time the runtime did not answer: from the start of the first
+// probe it failed to the first it answered again (to zero: not yet).
+type outage struct {
+	from, to time.Time
+	err      error
+}
+
+func newRuntimeHealth(rt *cri.Conn, endpoint string) *runtimeHealth {
+	return &runtimeHealth{rt: rt, endpoint: endpoint, probe: framework.DefaultTimeouts.EnvironmentProbe}
+}
+
+// check is the environment check: nil while the runtime answers.
+func (h *runtimeHealth) check() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.last != nil && time.Since(h.when) < h.probe {
+		return h.last
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), h.probe)
+	_, err := h.rt.Runtime.Version(ctx, &runtimeapi.VersionRequest{})
+	cancel()
+	if err == nil {
+		if n := len(h.outages); n > 0 && h.outages[n-1].to.IsZero() {
+			h.outages[n-1].to = time.Now()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), probe)
-		_, err := rt.Runtime.Version(ctx, &runtimeapi.VersionRequest{})
-		cancel()
-		if err == nil {
-			since, last = time.Time{}, nil
-			return nil
+		h.since, h.last = time.Time{}, nil
+		return nil
+	}
+	if h.since.IsZero() {
+		h.since = time.Now()
+		h.outages = append(h.outages, outage{from: start})
+	}
+	h.when = time.Now()
+	h.last = fmt.Errorf("the runtime went away at %s: %s did not answer Version within %s: %s", h.since.Format("15:04:05.000"), h.endpoint, h.probe, cri.StatusText(err))
+	h.outages[len(h.outages)-1].err = h.last
+	return h.last
+}
+
+// goneSince is the evidence of the runtime's last outage that was not over
+// at t (a spec's start), or nil.
+func (h *runtimeHealth) goneSince(t time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := len(h.outages) - 1; i >= 0; i-- {
+		if o := h.outages[i]; o.to.IsZero() || o.to.After(t) {
+			if o.to.IsZero() {
+				return o.err
+			}
+			return fmt.Errorf("%w; it answered again at %s, after the spec began (%s)", o.err, o.to.Format("15:04:05.000"), t.Format("15:04:05.000"))
 		}
-		if since.IsZero() {
-			since = time.Now()
+	}
+	return nil
+}
+
+// watch asks the runtime every interval until ctx ends.
+func (h *runtimeHealth) watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = h.check()
 		}
-		when = time.Now()
-		last = fmt.Errorf("the runtime went away at %s: %s did not answer Version within %s: %s", since.Format("15:04:05.000"), endpoint, probe, cri.StatusText(err))
-		return last
 	}
 }
 
@@ -498,10 +553,15 @@ func (e *Environment) Session() (*cri.Session, error) {
 			return nil, err
 		}
 	}
+	health := newRuntimeHealth(rt, e.RuntimeEndpoint)
+	ctx, stop := context.WithCancel(context.Background())
+	go health.watch(ctx, framework.DefaultTimeouts.EnvironmentWatch)
 	return &cri.Session{
 		Runtime: rt, Image: img, Images: e.Images, Handler: e.RuntimeHandler, RunID: e.RunID,
 		LogRoot: e.LogRoot, Registry: e.Registry, Endpoint: e.RuntimeEndpoint, Timeouts: e.Timeouts,
 		OS: e.Runtime.OS, Tools: cri.ToolsFor(e.Images.Tools(e.Runtime.OS)),
-		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI, Environment: allChecks(runtimeCheck(rt, e.RuntimeEndpoint), registryCheck(e.Registry))},
+		Checker: &capability.Checker{Declared: e.Profile.Capabilities, Layer: capability.LayerCRI,
+			Environment: allChecks(health.check, registryCheck(e.Registry)), GoneSince: health.goneSince},
+		Stop: stop,
 	}, nil
 }

@@ -67,8 +67,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 
 var _ = SynchronizedAfterSuite(func() {
 	if session != nil {
-		session.Runtime.Close()
-		session.Image.Close()
+		session.Close()
 	}
 }, func(ctx SpecContext) {
 	if handle == nil {

@@ -1,0 +1,83 @@
+//go:build !windows
+
+package environment
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ectest/ectest/framework/cri"
+	"google.golang.org/grpc"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// versionServer answers Version, or (hung) holds every call until its
+// caller gives up, as a frozen runtime does.
+type versionServer struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+	hung atomic.Bool
+}
+
+func (s *versionServer) Version(ctx context.Context, _ *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	if s.hung.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return &runtimeapi.VersionResponse{RuntimeName: "fake"}, nil
+}
+
+// A runtime that hung during a spec and answers again by the time the spec
+// has failed was gone during the spec (goneSince), not before it or after.
+func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "cri.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	fake := &versionServer{}
+	runtimeapi.RegisterRuntimeServiceServer(srv, fake)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	conn, err := cri.Dial("unix://" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := newRuntimeHealth(conn, "unix://"+sock)
+	h.probe = 200 * time.Millisecond
+
+	before := time.Now()
+	if err := h.check(); err != nil {
+		t.Fatalf("a runtime that answers: %v", err)
+	}
+	specStart := time.Now()
+	fake.hung.Store(true)
+	err = h.check()
+	if err == nil || !strings.Contains(err.Error(), "the runtime went away at") {
+		t.Fatalf("a hung runtime: %v", err)
+	}
+	if err := h.goneSince(specStart); err == nil {
+		t.Error("an outage not over is not reported")
+	}
+	fake.hung.Store(false)
+	h.when = time.Time{} // the last probe's failure is not reused
+	if err := h.check(); err != nil {
+		t.Fatalf("a runtime that answers again: %v", err)
+	}
+	after := time.Now()
+	if err := h.goneSince(specStart); err == nil || !strings.Contains(err.Error(), "answered again at") {
+		t.Errorf("the outage during the spec: %v", err)
+	}
+	if err := h.goneSince(before); err == nil {
+		t.Error("a spec that began before the outage and ended after it: no outage reported")
+	}
+	if err := h.goneSince(after); err != nil {
+		t.Errorf("a spec that began after the runtime was back: %v", err)
+	}
+}
