@@ -110,16 +110,11 @@ matrix:
 
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime and against CRI-O, each checked against
 ## its expected verdicts, the exit-code contract of every entry point (hack/contract-selftest.sh), the mutation self-test (focused: each fault through the specs that can see it; make
-## mutation runs every spec per fault), and the offline kind cluster pipeline (built from source on first use, then cached);
-## at the end (or at the first failing stage) a table of each stage's time, also in $(REPORT_DIR)/test-stages.md
+## mutation runs every spec per fault), and the offline kind cluster pipeline (built from source on first use, then cached).
+## After verify, two lanes side by side (hack/test.sh): the cluster self-test, and the CRI stages one after another;
+## at the end a table of each stage's start and time, also in $(REPORT_DIR)/test-stages.md
 test:
-	REPORT_DIR=$(REPORT_DIR) hack/stage.sh --first verify $(MAKE) --no-print-directory verify
-	REPORT_DIR=$(REPORT_DIR) hack/stage.sh unit $(MAKE) --no-print-directory unit
-	REPORT_DIR=$(REPORT_DIR) hack/stage.sh selftest hack/selftest.sh
-	REPORT_DIR=$(REPORT_DIR) hack/stage.sh contract hack/contract-selftest.sh
-	REPORT_DIR=$(REPORT_DIR) hack/stage.sh windows-selftest hack/windows-selftest.sh
-	REPORT_DIR=$(REPORT_DIR) FOCUSED=1 hack/stage.sh mutation hack/mutation.sh
-	REPORT_DIR=$(REPORT_DIR) hack/stage.sh --last cluster-selftest hack/cluster-selftest.sh
+	REPORT_DIR=$(REPORT_DIR) MAKE="$(MAKE)" hack/test.sh
 
 ## critest-compare: the CRI suite's per-spec times next to critest's (cri-tools CRITEST_VERSION, v1.37.0 by default,
 ## built from the Go module proxy on first use), both against one embedded runtime (RUNTIME, containerd-2 by default)

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# make test: every stage of the project's own tests, in two lanes.
+#
+#   verify, then side by side:
+#     the cluster lane:  cluster-selftest (kind on the host's Docker engine)
+#     the CRI lane:      unit, selftest, contract, windows-selftest, mutation
+#
+# The lanes share nothing a check of the other looks at: the cluster lane
+# uses the host's Docker engine and kind containers only (its checks look
+# at kind's containers and network), the CRI lane embedded runtimes under
+# /var/lib/ectest/embedded (its checks leave the Docker engine's networks,
+# mounts and rules alone, suites/selftest/hostsnapshot_test.go); each lane
+# runs its own stages one at a time. Much of either lane is waiting, which
+# is why two CPUs carry both.
+#
+# A lane stops at its first failing stage; the other goes on to its end,
+# so one run tells about both. The cluster lane's output goes to
+# $REPORT_DIR/cluster-selftest.log and is shown (each line marked) once the
+# CRI lane is done, then followed until the cluster lane ends. At the end a
+# table of each stage's start, time and exit code (test-stages.md), and the
+# exit code of the first failing stage in the table's order (0 if none).
+# Below the table, how busy the machine's CPUs were over the whole run
+# (/proc/stat): near 100% says make test is bound by CPU here, and more
+# lanes would not make it shorter. LANES=1 runs the cluster lane after the
+# CRI lane instead (a machine shared with other work; stage times alone).
+# Ctrl-C stops both lanes (each cleans up as it does on its own).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. hack/lib.sh
+make=${MAKE:-make}
+dir=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-_artifacts}}")
+mkdir -p "$dir"
+tsv=$dir/test-stages.tsv
+: > "$tsv"
+t0=$(date +%s)
+
+# cpu_ticks: the machine's busy and all CPU time so far, in clock ticks.
+cpu_ticks() {
+  local _ user nice system idle iowait irq softirq steal
+  read -r _ user nice system idle iowait irq softirq steal _ < /proc/stat
+  echo "$(( user + nice + system + irq + softirq + steal )) $(( user + nice + system + idle + iowait + irq + softirq + steal ))"
+}
+read -r busy0 all0 < <(cpu_ticks)
+
+# stage LANE NAME CMD [ARG...]: CMD timed, a row of the table.
+stage() {
+  local lane=$1 name=$2 start code
+  shift 2
+  start=$(date +%s%N)
+  "$@"
+  code=$?
+  # (start in nanoseconds: the table's order is the stages' start.)
+  echo -e "$name\t$lane\t$start\t$(( ($(date +%s%N) - start) / 1000000000 ))\t$code" >> "$tsv"
+  return "$code"
+}
+
+table() {
+  local code=0 n l s d c e1 e2
+  {
+    echo "| stage | lane | started | time | exit |"
+    echo "|---|---|---|---|---|"
+    while IFS=$'\t' read -r n l s d c; do
+      _ectest_elapsed e1 $(( s / 1000000000 - t0 ))
+      _ectest_elapsed e2 "$d"
+      printf '| %s | %s | +%s | %s | %s |\n' "$n" "$l" "$e1" "$e2" "$c"
+      [ "$code" -ne 0 ] || code=$c
+    done < <(sort -t$'\t' -k3,3n "$tsv")
+    _ectest_elapsed e1 $(( $(date +%s) - t0 ))
+    printf '| all | | | %s | %s |\n' "$e1" "$code"
+    read -r busy all < <(cpu_ticks)
+    echo
+    echo "The machine's $(nproc) CPUs were $(( 100 * (busy - busy0) / (all - all0 + 1) ))% busy over the run."
+  } > "$dir/test-stages.md"
+  echo "ectest: make test stages (also in $dir/test-stages.md):"
+  cat "$dir/test-stages.md"
+  return "$code"
+}
+
+stage - verify "$make" --no-print-directory verify || { table; exit; }
+
+cri_lane() {
+  stage cri unit "$make" --no-print-directory unit &&
+    stage cri selftest hack/selftest.sh &&
+    stage cri contract hack/contract-selftest.sh &&
+    stage cri windows-selftest hack/windows-selftest.sh &&
+    FOCUSED=1 stage cri mutation hack/mutation.sh
+}
+cluster_lane() {
+  stage cluster cluster-selftest hack/cluster-selftest.sh
+}
+log=$dir/cluster-selftest.log
+if [ "${LANES:-2}" = 1 ]; then
+  cri_lane
+  cluster_lane
+  table
+  exit
+fi
+echo "ectest: the cluster lane (cluster-selftest) runs beside the CRI lane; its output: $log"
+# The cluster lane in a process group of its own (job control on for its
+# start only): a background job of a script would otherwise ignore Ctrl-C,
+# which it needs to clean up. Ctrl-C reaches this shell's group, and is
+# passed on to the lane's.
+set -m
+cluster_lane > "$log" 2>&1 &
+lane=$!
+set +m
+interrupted=
+# shellcheck disable=SC2064 # the lane's pid is fixed now
+trap "interrupted=1; kill -INT -- -$lane 2>/dev/null" INT TERM
+
+[ -n "$interrupted" ] || cri_lane
+
+echo "ectest: the cluster lane's output (cluster-selftest, $log):"
+tail -n +1 -f --pid="$lane" "$log" | sed -u 's/^/  cluster | /'
+wait "$lane"
+table
+code=$?
+[ -z "$interrupted" ] || exit 130
+exit "$code"
