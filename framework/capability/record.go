@@ -20,9 +20,9 @@ type Checker struct {
 	// recorded: a runtime is never blamed for the suite's broken fixture.
 	Environment func() error
 	// GoneSince, when set, is the environment's account of a time it was
-	// broken that was not over at the given time (a spec's start): a spec
-	// that failed while the runtime hung, which answers again by the time
-	// the spec is over, is still a run error.
+	// broken that began after the given time (a spec's start) or is not
+	// over: a spec that failed while the runtime hung, which answers again
+	// by the time the spec is over, is still a run error.
 	GoneSince func(time.Time) error
 	// Exercises are the capabilities of the spec this checker belongs to
 	// (ForSpec): an environment error during the spec is recorded for them
@@ -59,16 +59,29 @@ const EnvironmentEntryName = "ectest environment error"
 // error, never a verdict.
 func (c *Checker) CheckAfterFailure() {
 	r := ginkgo.CurrentSpecReport()
-	if c == nil || c.Environment == nil || !r.Failed() || IsEnvironmentFailure(r.Failure.Message) {
+	if !r.Failed() || IsEnvironmentFailure(r.Failure.Message) {
 		return
 	}
-	err := c.Environment()
-	if err == nil && c.GoneSince != nil {
-		err = c.GoneSince(r.StartTime)
-	}
-	if err != nil {
+	if err := c.broken(); err != nil {
 		ginkgo.AddReportEntry(EnvironmentEntryName, err.Error(), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 	}
+}
+
+// broken is the suite's environment found broken now, or broken at some
+// time since the spec began (GoneSince); nil while it is whole, and for a
+// checker without environment checks. Asked before a spec's failure or
+// nonconformance is blamed on the runtime.
+func (c *Checker) broken() error {
+	if c == nil || c.Environment == nil {
+		return nil
+	}
+	if err := c.Environment(); err != nil {
+		return err
+	}
+	if c.GoneSince != nil {
+		return c.GoneSince(ginkgo.CurrentSpecReport().StartTime)
+	}
+	return nil
 }
 
 // IsEnvironmentFailure reports whether a spec's failure message is an
@@ -104,8 +117,8 @@ func (c *Checker) Record(o Observation) {
 		o.Requirements = c.requirements(def)
 	}
 	o.Declared = c.Declared[o.Capability]
-	if v, _ := JudgeObservation(def, o); v == Nonconformant && c.Environment != nil {
-		if err := c.Environment(); err != nil {
+	if v, _ := JudgeObservation(def, o); v == Nonconformant {
+		if err := c.broken(); err != nil {
 			o.EnvironmentError = err.Error()
 		}
 	}
@@ -176,10 +189,8 @@ func indent(s, prefix string) string {
 // runtime.
 func (c *Checker) Fail(message string) {
 	ginkgo.GinkgoHelper()
-	if c != nil && c.Environment != nil {
-		if err := c.Environment(); err != nil {
-			c.FailEnvironment(err, message)
-		}
+	if err := c.broken(); err != nil {
+		c.FailEnvironment(err, message)
 	}
 	ginkgo.Fail(message)
 }

@@ -450,16 +450,16 @@ func allChecks(checks ...func() error) func() error {
 
 // runtimeHealth is the runtime under test as one process sees it: asked
 // for its Version (within Timeouts.EnvironmentProbe) before a spec starts,
-// after a spec failed, and in the background every
-// Timeouts.EnvironmentWatch (watch). A runtime that was killed, hangs or
-// was stopped in the middle of a run is no verdict on any spec it took
-// down with it (R2): every spec that failed while it was gone, or that was
-// running while it was gone, is a run error, with when it went away. A
-// runtime found gone less than one probe ago is not asked again (a frozen
-// one would cost every spec the whole probe); one that answers again is
-// back, and specs judge again, but the time it was gone is remembered
-// (outages), so that a spec whose call timed out while it hung is still a
-// run error when it answers by the time the spec has failed.
+// before a failure or nonconformance is blamed on the runtime, and in the
+// background every Timeouts.EnvironmentWatch (watch). A runtime that was
+// killed, hangs or was stopped in the middle of a run is no verdict on any
+// spec it took down with it (R2): every spec that failed while it was gone,
+// or after it went away during the spec, is a run error, with when it went
+// away. A runtime found gone less than one probe ago is not asked again (a
+// frozen one would cost every spec the whole probe); one that answers again
+// is back, and specs that start then judge again, but its last outage is
+// remembered, so that a spec whose call timed out while it hung is still a
+// run error when it answers by the time the spec failed.
 type runtimeHealth struct {
 	rt       *cri.Conn
 	endpoint string
@@ -468,11 +468,13 @@ type runtimeHealth struct {
 	mu          sync.Mutex
 	since, when time.Time
 	last        error
-	outages     []outage
+	outage      outage
 }
 
 // outage is a time the runtime did not answer: from the start of the first
-// probe it failed to the first it answered again (to zero: not yet).
+// probe it failed to the start of the first it answered again (to zero:
+// not yet). Outages never overlap, so the last is the only one a spec
+// (which starts answered) can have met.
 type outage struct {
 	from, to time.Time
 	err      error
@@ -494,34 +496,37 @@ func (h *runtimeHealth) check() error {
 	_, err := h.rt.Runtime.Version(ctx, &runtimeapi.VersionRequest{})
 	cancel()
 	if err == nil {
-		if n := len(h.outages); n > 0 && h.outages[n-1].to.IsZero() {
-			h.outages[n-1].to = time.Now()
+		if h.last != nil {
+			h.outage.to = start
 		}
 		h.since, h.last = time.Time{}, nil
 		return nil
 	}
 	if h.since.IsZero() {
 		h.since = time.Now()
-		h.outages = append(h.outages, outage{from: start})
+		h.outage = outage{from: start}
 	}
 	h.when = time.Now()
 	h.last = fmt.Errorf("the runtime went away at %s: %s did not answer Version within %s: %s", h.since.Format("15:04:05.000"), h.endpoint, h.probe, cri.StatusText(err))
-	h.outages[len(h.outages)-1].err = h.last
+	h.outage.err = h.last
 	return h.last
 }
 
-// goneSince is the evidence of the runtime's last outage that was not over
-// at t (a spec's start), or nil.
+// goneSince is the evidence of an outage that began after t (a spec's
+// start) or is not over, or nil. One that began before t and was over
+// after it is not the spec's: the spec's own check at its start waited
+// for the runtime to answer (or failed the spec as a run error).
 func (h *runtimeHealth) goneSince(t time.Time) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for i := len(h.outages) - 1; i >= 0; i-- {
-		if o := h.outages[i]; o.to.IsZero() || o.to.After(t) {
-			if o.to.IsZero() {
-				return o.err
-			}
-			return fmt.Errorf("%w; it answered again at %s, after the spec began (%s)", o.err, o.to.Format("15:04:05.000"), t.Format("15:04:05.000"))
-		}
+	o := h.outage
+	switch {
+	case o.err == nil:
+		return nil
+	case o.to.IsZero():
+		return o.err
+	case o.from.After(t):
+		return fmt.Errorf("%w; it answered again at %s, during the spec (which began at %s)", o.err, o.to.Format("15:04:05.000"), t.Format("15:04:05.000"))
 	}
 	return nil
 }

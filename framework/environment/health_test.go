@@ -32,7 +32,8 @@ func (s *versionServer) Version(ctx context.Context, _ *runtimeapi.VersionReques
 }
 
 // A runtime that hung during a spec and answers again by the time the spec
-// has failed was gone during the spec (goneSince), not before it or after.
+// has failed was gone during the spec (goneSince); an outage that began
+// before a spec started is not that spec's.
 func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "cri.sock")
 	l, err := net.Listen("unix", sock)
@@ -65,6 +66,7 @@ func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
 	if err := h.goneSince(specStart); err == nil {
 		t.Error("an outage not over is not reported")
 	}
+	during := time.Now()
 	fake.hung.Store(false)
 	h.when = time.Time{} // the last probe's failure is not reused
 	if err := h.check(); err != nil {
@@ -79,5 +81,10 @@ func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
 	}
 	if err := h.goneSince(after); err != nil {
 		t.Errorf("a spec that began after the runtime was back: %v", err)
+	}
+	// A spec that began while it was gone failed at its start (its own
+	// check); once the runtime is back, that outage is not a later spec's.
+	if err := h.goneSince(during); err != nil {
+		t.Errorf("a spec that began during the outage, asked after it: %v", err)
 	}
 }
