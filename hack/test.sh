@@ -23,7 +23,8 @@
 # (/proc/stat): near 100% says make test is bound by CPU here, and more
 # lanes would not make it shorter. LANES=1 runs the cluster lane after the
 # CRI lane instead (a machine shared with other work; stage times alone).
-# Ctrl-C stops both lanes (each cleans up as it does on its own).
+# Ctrl-C, SIGTERM or SIGHUP stops both lanes (each cleans up as it does on
+# its own) and the run ends with 130.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
@@ -96,24 +97,56 @@ if [ "${LANES:-2}" = 1 ]; then
   exit
 fi
 echo "ectest: the cluster lane (cluster-selftest) runs beside the CRI lane; its output: $log"
-# The cluster lane in a process group of its own (job control on for its
-# start only): a background job of a script would otherwise ignore Ctrl-C,
-# which it needs to clean up. Ctrl-C reaches this shell's group, and is
-# passed on to the lane's.
+# Each lane in a process group of its own (job control on for their start
+# only: a background job of a script would otherwise ignore Ctrl-C, which
+# the stages need to clean up), its stdin /dev/null (a background group
+# reading the terminal would stop). This shell waits for them (a wait ends
+# on a signal, where a foreground command would hold the trap until it
+# ended) and passes Ctrl-C, SIGTERM and SIGHUP on to both as Ctrl-C; each
+# lane then cleans up as it does alone, and is waited for.
 set -m
-cluster_lane > "$log" 2>&1 &
+cluster_lane < /dev/null > "$log" 2>&1 &
 lane=$!
+cri_lane < /dev/null &
+cri=$!
 set +m
 interrupted=
-# shellcheck disable=SC2064 # the lane's pid is fixed now
-trap "interrupted=1; kill -INT -- -$lane 2>/dev/null" INT TERM
+# shellcheck disable=SC2064 # the lanes' pids are fixed now
+trap "interrupted=1; kill -INT -- -$lane -$cri 2>/dev/null" INT TERM HUP
+# The lanes' groups get SIGTERM if this shell ends before them (set -e
+# nowhere, but a shell killed by an untrapped signal runs no trap either:
+# SIGKILL leaves them to finish, and clean up, on their own).
+# shellcheck disable=SC2064
+trap "kill -TERM -- -$lane -$cri 2>/dev/null" EXIT
 
-[ -n "$interrupted" ] || cri_lane
-
+# wait_job PID: PID's exit code, waiting again while a signal (trapped
+# above) ends a wait before the job did.
+wait_job() {
+  local rc
+  while :; do
+    wait "$1"
+    rc=$?
+    kill -0 "$1" 2>/dev/null || return "$rc"
+  done
+}
+wait_job "$cri"
+cri_code=$?
 echo "ectest: the cluster lane's output (cluster-selftest, $log):"
 tail -n +1 -f --pid="$lane" "$log" | sed -u 's/^/  cluster | /'
-wait "$lane"
+wait_job "$lane"
+lane_code=$?
 table
 code=$?
+# A lane that ended without a row of its own (killed by a signal none of
+# its stages could trap) still fails the run.
+if [ "$code" -eq 0 ]; then
+  for c in "$cri_code" "$lane_code"; do
+    if [ "$c" -ne 0 ]; then
+      echo "ectest: a lane ended with exit code $c"
+      code=$c
+      break
+    fi
+  done
+fi
 [ -z "$interrupted" ] || exit 130
 exit "$code"
