@@ -111,10 +111,10 @@ matrix:
 ## test: everything: static checks, unit tests, the CRI suite against the embedded runtime and against CRI-O, each checked against
 ## its expected verdicts, the exit-code contract of every entry point (hack/contract-selftest.sh), the mutation self-test (focused: each fault through the specs that can see it; make
 ## mutation runs every spec per fault), and the offline kind cluster pipeline (built from source on first use, then cached).
-## After verify, two lanes side by side (hack/test.sh): the cluster self-test, and the CRI stages one after another;
+## After verify and prepare-host (the Docker engine up), two lanes side by side (hack/test.sh): the cluster self-test, and the CRI stages one after another;
 ## at the end a table of each stage's start and time, also in $(REPORT_DIR)/test-stages.md
 test:
-	REPORT_DIR=$(REPORT_DIR) MAKE="$(MAKE)" hack/test.sh
+	REPORT_DIR=$(REPORT_DIR) MAKE="$(MAKE)" GO="$(GO)" hack/test.sh
 
 ## critest-compare: the CRI suite's per-spec times next to critest's (cri-tools CRITEST_VERSION, v1.37.0 by default,
 ## built from the Go module proxy on first use), both against one embedded runtime (RUNTIME, containerd-2 by default)
