@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 	kindlog "sigs.k8s.io/kind/pkg/log"
@@ -531,11 +532,29 @@ func (c *Cluster) OCIRuntimeVersion(handler string) string {
 	return strings.TrimSpace(strings.Replace(first, " version ", " ", 1))
 }
 
+// NodeSandbox is a pod sandbox on a node of a kind cluster, as the node's
+// crictl lists it.
+type NodeSandbox struct {
+	Node, ID, Namespace, Name string
+	// Ready is the sandbox's state: a sandbox of a deleted pod is stopped
+	// (not ready) by the kubelet at once and removed by its garbage
+	// collection, which runs once a minute.
+	Ready bool
+}
+
+func (s NodeSandbox) String() string {
+	state := "ready"
+	if !s.Ready {
+		state = "stopped"
+	}
+	return fmt.Sprintf("%s/%.13s %s/%s (%s)", s.Node, s.ID, s.Namespace, s.Name, state)
+}
+
 // NodeSandboxes lists, on every node of a kind cluster, the pod sandboxes
 // that carry the label key=value (the node's crictl, as kind's own node
-// images carry it), as "node/sandbox-id namespace/name". ok is false when
-// the nodes cannot be reached from here (a cluster given by kubeconfig).
-func (c *Cluster) NodeSandboxes(key, value string) (found []string, ok bool, err error) {
+// images carry it). ok is false when the nodes cannot be reached from here
+// (a cluster given by kubeconfig).
+func (c *Cluster) NodeSandboxes(key, value string) (found []NodeSandbox, ok bool, err error) {
 	if c.provider == nil {
 		return nil, false, nil
 	}
@@ -544,30 +563,72 @@ func (c *Cluster) NodeSandboxes(key, value string) (found []string, ok bool, err
 		return nil, true, err
 	}
 	for _, n := range nodes {
-		var out, errOut strings.Builder
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		cmd := n.CommandContext(ctx, "crictl", "pods", "--label", key+"="+value, "-o", "json")
-		cmd.SetStdout(&out)
-		cmd.SetStderr(&errOut)
-		err := cmd.Run()
-		cancel()
+		out, err := nodeCommand(n, time.Minute, "crictl", "pods", "--label", key+"="+value, "-o", "json")
 		if err != nil {
-			return found, true, fmt.Errorf("node %s: crictl pods: %w: %s", n, err, strings.TrimSpace(errOut.String()))
+			return found, true, fmt.Errorf("node %s: crictl pods: %w", n, err)
 		}
 		var list struct {
 			Items []struct {
 				ID       string `json:"id"`
 				Metadata struct{ Name, Namespace string }
+				State    string `json:"state"`
 			} `json:"items"`
 		}
-		if err := json.Unmarshal([]byte(out.String()), &list); err != nil {
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
 			return found, true, fmt.Errorf("node %s: crictl pods: %w", n, err)
 		}
 		for _, p := range list.Items {
-			found = append(found, fmt.Sprintf("%s/%.13s %s/%s", n, p.ID, p.Metadata.Namespace, p.Metadata.Name))
+			found = append(found, NodeSandbox{Node: n.String(), ID: p.ID, Namespace: p.Metadata.Namespace, Name: p.Metadata.Name, Ready: p.State == "SANDBOX_READY"})
 		}
 	}
 	return found, true, nil
+}
+
+// RemoveStoppedSandbox removes a stopped sandbox from its node (crictl rmp),
+// as the kubelet's garbage collection would remove the sandbox of a deleted
+// pod, but only when none of its containers runs: a sandbox that is ready,
+// or still holds a running container, is not a leftover for the garbage
+// collector but something still alive, and the error says why.
+func (c *Cluster) RemoveStoppedSandbox(s NodeSandbox) error {
+	if s.Ready {
+		return errors.New("it is ready")
+	}
+	nodes, err := c.provider.ListNodes(c.Name)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if n.String() != s.Node {
+			continue
+		}
+		running, err := nodeCommand(n, time.Minute, "crictl", "ps", "-q", "--pod", s.ID, "--state", "running")
+		if err != nil {
+			return fmt.Errorf("node %s: crictl ps: %w", n, err)
+		}
+		if ids := strings.Fields(running); len(ids) > 0 {
+			return fmt.Errorf("it is stopped, but its containers %s still run", strings.Join(ids, ", "))
+		}
+		if _, err := nodeCommand(n, time.Minute, "crictl", "rmp", s.ID); err != nil {
+			return fmt.Errorf("node %s: crictl rmp %s: %w", n, s.ID, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("node %s is not in the cluster", s.Node)
+}
+
+// nodeCommand runs argv in a kind node within timeout and returns its
+// stdout; the error holds its stderr.
+func nodeCommand(n nodes.Node, timeout time.Duration, argv ...string) (string, error) {
+	var out, errOut strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := n.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SetStdout(&out)
+	cmd.SetStderr(&errOut)
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%w: %s", err, strings.TrimSpace(errOut.String()))
+	}
+	return out.String(), nil
 }
 
 // NodeRuntimesAnswer asks, on every node of the kind cluster name, the
@@ -620,19 +681,13 @@ func NodeRuntimeUnits(name, unit string, timeout time.Duration) ([]RuntimeUnit, 
 	}
 	var out []RuntimeUnit
 	for _, n := range nodes {
-		var b, errb strings.Builder
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		// Unix timestamps: no time zone of the node's to get wrong.
-		cmd := n.CommandContext(ctx, "systemctl", "show", "--timestamp=unix", "-p", "ActiveState", "-p", "ExecMainStartTimestamp", "-p", "ExecMainPID", unit)
-		cmd.SetStdout(&b)
-		cmd.SetStderr(&errb)
-		err := cmd.Run()
-		cancel()
+		show, err := nodeCommand(n, timeout, "systemctl", "show", "--timestamp=unix", "-p", "ActiveState", "-p", "ExecMainStartTimestamp", "-p", "ExecMainPID", unit)
 		if err != nil {
-			return nil, fmt.Errorf("node %s: systemctl show %s: %w: %s", n, unit, err, strings.TrimSpace(errb.String()))
+			return nil, fmt.Errorf("node %s: systemctl show %s: %w", n, unit, err)
 		}
 		u := RuntimeUnit{Node: n.String()}
-		for _, line := range strings.Split(b.String(), "\n") {
+		for _, line := range strings.Split(show, "\n") {
 			k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
 			switch k {
 			case "ActiveState":

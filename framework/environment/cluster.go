@@ -324,6 +324,22 @@ func nodeRuntime(n corev1.Node) capability.RuntimeInfo {
 		Kernel: n.Status.NodeInfo.KernelVersion}
 }
 
+// removeStoppedSandboxes removes, with remove, the stopped sandboxes of
+// found, and returns the others (ready, or not removed, with why) as leak
+// descriptions, and how many it removed.
+func removeStoppedSandboxes(found []kind.NodeSandbox, remove func(kind.NodeSandbox) error) (left []string, removed int) {
+	for _, sb := range found {
+		if sb.Ready {
+			left = append(left, sb.String())
+		} else if err := remove(sb); err != nil {
+			left = append(left, sb.String()+": "+err.Error())
+		} else {
+			removed++
+		}
+	}
+	return left, removed
+}
+
 func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
 	_, client, err := kube.Connect(kubeconfig, nil)
 	return client, err
@@ -337,7 +353,15 @@ func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
 // keeps on their sandboxes; the copies kubectl debug --copy-to makes carry
 // none, and only their namespace's deletion is waited for), Node objects
 // (registered by specs) and cluster-scoped RBAC objects.
-func (h *ClusterHandle) Leaks(ctx context.Context) ([]string, error) {
+//
+// Once the run's namespaces are gone, their pods' sandboxes are stopped at
+// once, but the kubelet removes a deleted pod's last sandbox only in its
+// garbage collection, once a minute: waiting for that would cost every run
+// up to a minute of nothing. So the run removes its stopped sandboxes
+// itself (kind.Cluster.RemoveStoppedSandbox), as that collection would, and
+// a sandbox still ready, or stopped with a container still running in it,
+// is waited for and then reported. logf says how many it removed.
+func (h *ClusterHandle) Leaks(ctx context.Context, logf func(string, ...any)) ([]string, error) {
 	client, err := clientFor(h.Env.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -345,6 +369,7 @@ func (h *ClusterHandle) Leaks(ctx context.Context) ([]string, error) {
 	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + h.Env.RunID}
 	var out []string
 	var sandboxes []string
+	removed := 0
 	deadline := time.Now().Add(framework.DefaultTimeouts.Drain)
 	for {
 		nss, err := client.CoreV1().Namespaces().List(ctx, sel)
@@ -353,9 +378,13 @@ func (h *ClusterHandle) Leaks(ctx context.Context) ([]string, error) {
 		}
 		sandboxes = nil
 		if len(nss.Items) == 0 && h.cluster != nil {
-			if sandboxes, _, err = h.cluster.NodeSandboxes(kube.LabelRun, h.Env.RunID); err != nil {
+			found, _, err := h.cluster.NodeSandboxes(kube.LabelRun, h.Env.RunID)
+			if err != nil {
 				return nil, err
 			}
+			var n int
+			sandboxes, n = removeStoppedSandboxes(found, h.cluster.RemoveStoppedSandbox)
+			removed += n
 		}
 		if (len(nss.Items) == 0 && len(sandboxes) == 0) || time.Now().After(deadline) {
 			for _, n := range nss.Items {
@@ -371,6 +400,9 @@ func (h *ClusterHandle) Leaks(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("waiting for the run's namespaces and pod sandboxes to be gone: %w", ctx.Err())
 		case <-time.After(framework.DefaultTimeouts.Poll * 5):
 		}
+	}
+	if removed > 0 {
+		logf("removed %d stopped pod sandboxes of this run's deleted pods from the nodes (the kubelet's garbage collection would, within a minute)", removed)
 	}
 	nodes, err := client.CoreV1().Nodes().List(ctx, sel)
 	if err != nil {

@@ -1,6 +1,7 @@
 package environment
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,37 @@ func TestRuntimeUnitsProblem(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// The leak check removes what the kubelet's garbage collection would (a
+// stopped sandbox with nothing running in it) and reports the rest: a
+// sandbox still ready, or one whose removal was refused (a container still
+// running in it), is a leak, and a ready one is never asked to be removed.
+func TestRemoveStoppedSandboxes(t *testing.T) {
+	stopped := kind.NodeSandbox{Node: "n", ID: "aaaa", Namespace: "ns1", Name: "p1"}
+	ready := kind.NodeSandbox{Node: "n", ID: "bbbb", Namespace: "ns2", Name: "p2", Ready: true}
+	busy := kind.NodeSandbox{Node: "n", ID: "cccc", Namespace: "ns3", Name: "p3"}
+	var asked []string
+	remove := func(sb kind.NodeSandbox) error {
+		asked = append(asked, sb.ID)
+		if sb.ID == busy.ID {
+			return errors.New("it is stopped, but its containers dddd still run")
+		}
+		return nil
+	}
+	left, removed := removeStoppedSandboxes([]kind.NodeSandbox{stopped, ready, busy}, remove)
+	if removed != 1 {
+		t.Errorf("removed %d sandboxes, want 1 (the stopped one)", removed)
+	}
+	want := []string{"n/bbbb ns2/p2 (ready)", "n/cccc ns3/p3 (stopped): it is stopped, but its containers dddd still run"}
+	if strings.Join(left, "\n") != strings.Join(want, "\n") {
+		t.Errorf("left %q, want %q", left, want)
+	}
+	if strings.Join(asked, ",") != "aaaa,cccc" {
+		t.Errorf("asked to remove %v, want the stopped ones only (aaaa, cccc)", asked)
+	}
+	if left, removed := removeStoppedSandboxes(nil, remove); len(left) != 0 || removed != 0 {
+		t.Errorf("no sandboxes: left %v, removed %d", left, removed)
 	}
 }

@@ -89,7 +89,7 @@ var _ = SynchronizedAfterSuite(func(ctx SpecContext) {
 	if handle == nil {
 		return
 	}
-	leaks, leakErr := handle.Leaks(ctx)
+	leaks, leakErr := handle.Leaks(ctx, framework.Logf)
 	failed := CurrentSpecReport().Failed() || len(leaks) > 0
 	downErr := handle.Down(context.Background(), failed)
 	Expect(leakErr).NotTo(HaveOccurred())
