@@ -58,6 +58,9 @@ type Session struct {
 	// runtime's health watch); Close calls it.
 	Stop func()
 
+	// pool holds the process's idle reusable sandboxes (reuse.go).
+	pool sandboxPool
+
 	outsideOnce sync.Once
 	outside     *Outside
 }
@@ -104,6 +107,10 @@ func randomToken() string {
 type Sandbox struct {
 	ID     string
 	Config *runtimeapi.PodSandboxConfig
+	// reuse is the pool key of a reusable sandbox (nil for one of the spec
+	// alone); netns its network namespace seen from outside (reuse.go).
+	reuse *reuseKey
+	netns string
 }
 
 // SandboxOptions shape a sandbox. The zero value is a sandbox as the kubelet
@@ -119,6 +126,14 @@ type SandboxOptions struct {
 	// gets the same (see ContainerOptions.Userns), as the kubelet sends
 	// the pod's to each container, ephemeral ones included.
 	Userns *runtimeapi.UserNamespace
+	// Reuse lets the spec run in a sandbox of the same options that an
+	// earlier spec of this process ran in and left as it found it, seen
+	// from outside (reuse.go), and hand it on when it passes. Only for
+	// specs that neither stop nor remove the sandbox, leave nothing in it
+	// but their containers (no IPC objects, no /dev/shm files) and judge
+	// nothing of its start; only sandboxes of network and IPC POD without
+	// a user namespace, with PID CONTAINER or SharePID, are shared.
+	Reuse bool
 }
 
 // PodUserns is a POD-mode user namespace mapping container IDs 0..size-1
@@ -237,11 +252,27 @@ func WindowsSandboxConfig(opts SandboxOptions) (cfg *runtimeapi.WindowsPodSandbo
 // runtime's, for specs that expect a refusal.
 func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sandbox, error) {
 	ginkgo.GinkgoHelper()
+	key, reuse := reusable(opts)
+	if reuse && !f.Windows() {
+		if sb := f.reuseSandbox(ctx, key); sb != nil {
+			return sb, nil
+		}
+	}
 	cfg, err := f.sandboxConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	ginkgo.DeferCleanup(os.RemoveAll, cfg.LogDirectory)
+	sb := &Sandbox{Config: cfg}
+	if reuse && !f.Windows() {
+		sb.reuse = &key
+	}
+	// The directory goes with the sandbox, unless it went to the pool.
+	ginkgo.DeferCleanup(func() error {
+		if f.pool.holds(sb) {
+			return nil
+		}
+		return os.RemoveAll(cfg.LogDirectory)
+	})
 	// Not cancelled with the spec (Ctrl-C, a timeout): a sandbox the
 	// runtime goes on making after the client gave up would be known to
 	// no cleanup. The call ends within its own time limit either way.
@@ -249,13 +280,18 @@ func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sa
 	defer cancel()
 	resp, err := f.Runtime.Runtime.RunPodSandbox(cctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: f.Handler})
 	if resp != nil && resp.PodSandboxId != "" {
-		ginkgo.DeferCleanup(f.removeSandbox, resp.PodSandboxId)
+		sb.ID = resp.PodSandboxId
+		if sb.reuse != nil {
+			ginkgo.DeferCleanup(f.releaseSandbox, sb)
+		} else {
+			ginkgo.DeferCleanup(f.removeSandbox, resp.PodSandboxId)
+		}
 	}
 	if err != nil {
 		notInterrupted(ctx, "RunPodSandbox", err)
 		return nil, err
 	}
-	return &Sandbox{ID: resp.PodSandboxId, Config: cfg}, nil
+	return sb, nil
 }
 
 // notInterrupted fails the spec as interrupted, not judged, when a runtime
@@ -286,15 +322,15 @@ func (f *Framework) RunSandbox(ctx context.Context, opts SandboxOptions) *Sandbo
 	return sb
 }
 
-func (f *Framework) removeSandbox(id string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
+func (s *Session) removeSandbox(id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.Timeouts.Cleanup)
 	defer cancel()
 	// A spec may have removed it already (NotFound): nothing is left then.
 	var errs []error
-	if _, err := f.Runtime.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
+	if _, err := s.Runtime.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
 		errs = append(errs, fmt.Errorf("StopPodSandbox %s: %s", id, StatusText(err)))
 	}
-	if _, err := f.Runtime.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
+	if _, err := s.Runtime.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
 		errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %s", id, StatusText(err)))
 	}
 	return errors.Join(errs...)
@@ -432,7 +468,7 @@ func (f *Framework) commonConfig(opts ContainerOptions) *runtimeapi.ContainerCon
 		Command:   opts.Command,
 		Args:      opts.Args,
 		Envs:      envs,
-		LogPath:   opts.Name + ".log",
+		LogPath:   opts.Name + "-" + f.Token + ".log", // a reused sandbox's directory holds earlier specs' logs
 		Stdin:     opts.Stdin,
 		StdinOnce: opts.StdinOnce,
 		Tty:       opts.TTY,

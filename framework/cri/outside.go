@@ -68,7 +68,9 @@ func (o *Outside) Find(marker string) ([]oracle.Process, error) {
 // Own reads the container's own processes (its marker) from outside; nil
 // when they are not visible from here.
 func (f *Framework) Own(c *Container) ([]oracle.Process, error) {
-	return f.Outside().Find(c.Marker)
+	own, err := f.Outside().Find(c.Marker)
+	f.noteNetnsOf(c, own)
+	return own, err
 }
 
 // InsideNote is what a report says when the inside view decided.

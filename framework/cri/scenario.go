@@ -54,6 +54,7 @@ func (f *Framework) StartTarget(ctx context.Context, sb *Sandbox, o TargetOption
 	opts, port := f.targetContainerOptions(o)
 	c := f.StartContainer(ctx, sb, opts)
 	c.Marker, c.Port = f.TargetMarker(o.Name), port
+	f.noteNetns(c)
 	return c
 }
 
@@ -149,6 +150,9 @@ func (f *Framework) TryStartDebug(ctx context.Context, sb *Sandbox, o DebugOptio
 	c, err := f.TryStartContainer(ctx, sb, f.debugContainerOptions(o))
 	if c != nil {
 		c.Marker = f.DebugMarker(o.Name)
+		if err == nil {
+			f.noteNetns(c)
+		}
 	}
 	return c, err
 }

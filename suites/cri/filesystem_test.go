@@ -54,7 +54,7 @@ var _ = Describe("The target's filesystem", framework.Label(framework.LabelCRI, 
 			}
 			f.Checker.Record(b.Done("target's marker file read"))
 		},
-		Entry("TARGET into an isolated container", cri.SandboxOptions{}, runtimeapi.NamespaceMode_CONTAINER, runtimeapi.NamespaceMode_TARGET, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("POD mode, the pod's shared namespace", cri.SandboxOptions{SharePID: true}, runtimeapi.NamespaceMode_POD, runtimeapi.NamespaceMode_POD, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("TARGET into an isolated container", cri.SandboxOptions{Reuse: true}, runtimeapi.NamespaceMode_CONTAINER, runtimeapi.NamespaceMode_TARGET, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("POD mode, the pod's shared namespace", cri.SandboxOptions{SharePID: true, Reuse: true}, runtimeapi.NamespaceMode_POD, runtimeapi.NamespaceMode_POD, SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
 })

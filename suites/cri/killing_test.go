@@ -101,7 +101,7 @@ var _ = Describe("Killing debug containers", framework.Label(framework.LabelCRI,
 	It("the target's death ends a TARGET debug container in its namespace, and the runtime reports the debug container exited [CRI-2] [LIFE-4]",
 		framework.Label(string(capability.PIDTarget)), func(ctx SpecContext) {
 			f := newFramework(capability.PIDTarget)
-			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 			b := capability.Observe(capability.PIDTarget).Case("the target ends")
@@ -210,7 +210,7 @@ type stopScenario struct {
 // returns nil.
 func startStopScenario(ctx SpecContext, f *cri.Framework) *stopScenario {
 	GinkgoHelper()
-	sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+	sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 	s := &stopScenario{target: f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})}
 	// The debug container's shell starts a child shell that carries its
 	// marker too: the kernel does not end a process's children with it,

@@ -17,7 +17,7 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 	It("a debug container's whole life leaves the target's state, start time, PID and attempt unchanged: the target keeps running and answering while it is debugged and after the debug container stops and is removed [LIFE-5]",
 		framework.Label(string(capability.NoSideEffects), framework.LabelLinuxOnly), func(ctx SpecContext) {
 			f := newFramework(capability.NoSideEffects)
-			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			// An observer in the sandbox's network reads the target's own view of itself.
 			observer := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "observer"})
@@ -101,7 +101,7 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			if f.Registry == "" {
 				Skip("no loopback registry in this run: cannot make an image the runtime has never seen")
 			}
-			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			// A variant of the debug image with a layer unique to this spec,
 			// made while the pod runs: no runtime can have it before.

@@ -21,7 +21,7 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 	It("a debug container shares the sandbox's network: it reaches the target's port on localhost and sees the same IP and hostname [CRI-5] [WIN-1] [STORY-WIN]",
 		framework.Label(string(capability.NetPod), framework.LabelNetwork, framework.LabelNetworkOnly, framework.LabelWindows), func(ctx SpecContext) {
 			f := newFramework(capability.NetPod)
-			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug"})
 			b := capability.Observe(capability.NetPod)

@@ -14,7 +14,7 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 			return
 		}
 		f := newFramework(capability.PIDTarget)
-		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+		sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		sibling := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "sibling", Port: 8081})
 		f.RecordPIDView(ctx, capability.PIDTarget, cri.ViewTarget, sb,
@@ -26,7 +26,7 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 			return
 		}
 		f := newFramework(capability.PIDTargetPod)
-		sb := f.RunSandbox(ctx, cri.SandboxOptions{SharePID: true})
+		sb := f.RunSandbox(ctx, cri.SandboxOptions{SharePID: true, Reuse: true})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: cri.Mode(runtimeapi.NamespaceMode_POD)})
 		sibling := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "sibling", PID: cri.Mode(runtimeapi.NamespaceMode_POD), Port: 8081})
 		f.RecordPIDView(ctx, capability.PIDTargetPod, cri.ViewPod, sb,
@@ -38,7 +38,7 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 			return
 		}
 		f := newFramework(capability.PIDPod)
-		sb := f.RunSandbox(ctx, cri.SandboxOptions{SharePID: true})
+		sb := f.RunSandbox(ctx, cri.SandboxOptions{SharePID: true, Reuse: true})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", PID: cri.Mode(runtimeapi.NamespaceMode_POD)})
 		other := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "other", PID: cri.Mode(runtimeapi.NamespaceMode_POD)})
 		// The observer sees the target and the other container; the other
@@ -63,7 +63,7 @@ var _ = Describe("PID namespaces", framework.Label(framework.LabelCRI, framework
 			return
 		}
 		f := newFramework(capability.PIDContainer)
-		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+		sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		f.RecordPIDView(ctx, capability.PIDContainer, cri.ViewOwn, sb,
 			cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_CONTAINER)}, target)

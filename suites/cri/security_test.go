@@ -27,7 +27,7 @@ var _ = Describe("Ptrace access rules for debug containers", framework.Label(fra
 	DescribeTable("a targeting debug container reads another process's environ and root only as ptrace rules allow [SEC-3] [CRI-6] [STORY-DEBUG]",
 		func(ctx SpecContext, name string, targetUser int64, targetCaps, addCaps []string, readable bool) {
 			f := newFramework(capability.PtraceRules)
-			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			secret := "ECTEST_SECRET=" + f.Token
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", RunAsUser: &targetUser, AddCaps: targetCaps, Env: map[string]string{"ECTEST_SECRET": f.Token}})
 			// Through pid-target: blocked (and skipped) when it does not work.
@@ -73,7 +73,7 @@ var _ = Describe("Ptrace access rules for debug containers", framework.Label(fra
 		func(ctx SpecContext, name string, targetUser int64, targetCaps, addCaps []string, allowed bool) {
 			f := newFramework(capability.PtraceRules)
 			f.RequireDebugHelper()
-			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target", RunAsUser: &targetUser, AddCaps: targetCaps})
 			// Through pid-target: blocked (and skipped) when it does not work.
 			dbg, view := f.StartTargetingDebug(ctx, capability.PtraceRules, sb, cri.DebugOptions{Name: "debug", AddCaps: addCaps, RunAsUser: &root}, target)

@@ -14,7 +14,7 @@ var _ = Describe("User stories", framework.Label(framework.LabelCRI, framework.L
 	It("an operator debugs a distroless target: inspects its filesystem, runs tools its image lacks, and calls its port from the pod's network [STORY-OPS]",
 		framework.Label(string(capability.StoryOps)), func(ctx SpecContext) {
 			f := newFramework(capability.StoryOps)
-			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 
 			b := capability.Observe(capability.StoryOps)

@@ -15,7 +15,7 @@ import (
 var _ = Describe("Streaming into debug containers", framework.Label(framework.LabelCRI, framework.LabelStreaming, framework.LabelLinuxOnly), func() {
 	It("ExecSync and streaming exec, with and without a TTY, run in a targeting debug container, in its own process's namespaces, user and capabilities [CRI-8]", framework.Label(string(capability.Exec)), func(ctx SpecContext) {
 		f := newFramework(capability.Exec)
-		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+		sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID})
 
@@ -55,7 +55,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 
 	It("attach with stdin and a TTY reaches a debug container's shell [CRI-8]", framework.Label(string(capability.Attach)), func(ctx SpecContext) {
 		f := newFramework(capability.Attach)
-		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+		sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID,
 			Command: []string{"sh"}, Stdin: true, StdinOnce: true, TTY: true})
@@ -132,7 +132,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 
 	It("a debug container's stdout and stderr, written before anyone attaches, are in its CRI log [CRI-8] [LIFE-4]", framework.Label(string(capability.Logs)), func(ctx SpecContext) {
 		f := newFramework(capability.Logs)
-		sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+		sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 		target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 		dbg := f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID,
 			Command: []string{"sh", "-c", "echo out-$((6*7)); echo err-$((6*7)) >&2; exec sleep 86400"}})
@@ -164,7 +164,7 @@ var _ = Describe("Streaming into debug containers", framework.Label(framework.La
 // shape of an interactive ephemeral container that several clients attach to.
 func startEchoDebug(ctx SpecContext, f *cri.Framework) *cri.Container {
 	GinkgoHelper()
-	sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+	sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 	target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 	return f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: target.ID,
 		Command: []string{"sh", "-c", `while read -r l; do if [ -z "$l" ]; then echo ready; echo ready >&2; else echo "out-$l"; echo "err-$l" >&2; fi; done`, f.DebugMarker("debug")}, Stdin: true})

@@ -67,7 +67,10 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 
 var _ = SynchronizedAfterSuite(func() {
 	if session != nil {
+		// The sandboxes specs handed on go before the run's leak check.
+		removeErr := session.RemoveReusableSandboxes()
 		session.Close()
+		Expect(removeErr).NotTo(HaveOccurred(), "removing the process's reusable sandboxes")
 	}
 }, func(ctx SpecContext) {
 	if handle == nil {

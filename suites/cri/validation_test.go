@@ -23,7 +23,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 		framework.Label(string(capability.TargetIDValidation), framework.LabelPID),
 		func(ctx SpecContext, name string, targetID targetCase) {
 			f := newFramework(capability.TargetIDValidation)
-			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			id := targetID(f, ctx, sb, target)
 			dbg, err := f.TryStartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: id})
@@ -41,7 +41,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 			return own.ID
 		}), SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("a container of another sandbox", "a container of another sandbox", targetCase(func(f *cri.Framework, ctx SpecContext, _ *cri.Sandbox, _ *cri.Container) string {
-			other := f.RunSandbox(ctx, cri.SandboxOptions{})
+			other := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			return f.StartTarget(ctx, other, cri.TargetOptions{Name: "elsewhere"}).ID
 		}), SpecTimeout(framework.DefaultTimeouts.Spec)),
 		Entry("an unknown ID", "an unknown ID", targetCase(func(*cri.Framework, SpecContext, *cri.Sandbox, *cri.Container) string {
@@ -89,7 +89,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 	It("records what the runtime does with a target_id for a non-TARGET mode and with a unique prefix of the target's ID (informational: the CRI text does not decide either) [CRI-3]",
 		framework.Label(framework.LabelPID), func(ctx SpecContext) {
 			f := newFramework()
-			sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 			target := f.StartTarget(ctx, sb, cri.TargetOptions{Name: "target"})
 			for _, c := range []struct {
 				what string
@@ -127,7 +127,7 @@ var _ = Describe("Invalid namespace requests", framework.Label(framework.LabelCR
 					evidence = "RunPodSandbox succeeded: sandbox " + sb.ID
 				}
 			} else {
-				sb := f.RunSandbox(ctx, cri.SandboxOptions{})
+				sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
 				pid := runtimeapi.NamespaceMode_CONTAINER
 				o := cri.DebugOptions{Name: "debug", PID: &pid}
 				setMode(o.PID, &o.Network, &o.IPC, which)
