@@ -586,9 +586,10 @@ func (c *Cluster) NodeSandboxes(key, value string) (found []NodeSandbox, ok bool
 
 // RemoveStoppedSandbox removes a stopped sandbox from its node (crictl rmp),
 // as the kubelet's garbage collection would remove the sandbox of a deleted
-// pod, but only when none of its containers runs: a sandbox that is ready,
-// or still holds a running container, is not a leftover for the garbage
-// collector but something still alive, and the error says why.
+// pod, but only when every container in it has exited: a sandbox that is
+// ready, or holds a container running, created or in a state the runtime
+// does not know, is not a leftover for the garbage collector but something
+// that may still be alive, and the error says why.
 func (c *Cluster) RemoveStoppedSandbox(s NodeSandbox) error {
 	if s.Ready {
 		return errors.New("it is ready")
@@ -601,12 +602,27 @@ func (c *Cluster) RemoveStoppedSandbox(s NodeSandbox) error {
 		if n.String() != s.Node {
 			continue
 		}
-		running, err := nodeCommand(n, time.Minute, "crictl", "ps", "-q", "--pod", s.ID, "--state", "running")
+		out, err := nodeCommand(n, time.Minute, "crictl", "ps", "-a", "--pod", s.ID, "-o", "json")
 		if err != nil {
 			return fmt.Errorf("node %s: crictl ps: %w", n, err)
 		}
-		if ids := strings.Fields(running); len(ids) > 0 {
-			return fmt.Errorf("it is stopped, but its containers %s still run", strings.Join(ids, ", "))
+		var list struct {
+			Containers []struct {
+				ID    string `json:"id"`
+				State string `json:"state"`
+			} `json:"containers"`
+		}
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
+			return fmt.Errorf("node %s: crictl ps: %w", n, err)
+		}
+		var busy []string
+		for _, c := range list.Containers {
+			if c.State != "CONTAINER_EXITED" {
+				busy = append(busy, fmt.Sprintf("%.13s (%s)", c.ID, c.State))
+			}
+		}
+		if len(busy) > 0 {
+			return fmt.Errorf("it is stopped, but its containers %s have not exited", strings.Join(busy, ", "))
 		}
 		if _, err := nodeCommand(n, time.Minute, "crictl", "rmp", s.ID); err != nil {
 			return fmt.Errorf("node %s: crictl rmp %s: %w", n, s.ID, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
+	"github.com/ectest/ectest/framework/oracle"
 	"github.com/onsi/ginkgo/v2"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -108,9 +109,11 @@ type Sandbox struct {
 	ID     string
 	Config *runtimeapi.PodSandboxConfig
 	// reuse is the pool key of a reusable sandbox (nil for one of the spec
-	// alone); netns its network namespace seen from outside (reuse.go).
+	// alone); netns its network namespace and infra its infra process
+	// (nil: none), seen from outside (reuse.go).
 	reuse *reuseKey
 	netns string
+	infra *oracle.Process
 }
 
 // SandboxOptions shape a sandbox. The zero value is a sandbox as the kubelet

@@ -326,15 +326,15 @@ func nodeRuntime(n corev1.Node) capability.RuntimeInfo {
 
 // removeStoppedSandboxes removes, with remove, the stopped sandboxes of
 // found, and returns the others (ready, or not removed, with why) as leak
-// descriptions, and how many it removed.
-func removeStoppedSandboxes(found []kind.NodeSandbox, remove func(kind.NodeSandbox) error) (left []string, removed int) {
+// descriptions, and the ones it removed.
+func removeStoppedSandboxes(found []kind.NodeSandbox, remove func(kind.NodeSandbox) error) (left, removed []string) {
 	for _, sb := range found {
 		if sb.Ready {
 			left = append(left, sb.String())
 		} else if err := remove(sb); err != nil {
 			left = append(left, sb.String()+": "+err.Error())
 		} else {
-			removed++
+			removed = append(removed, sb.String())
 		}
 	}
 	return left, removed
@@ -369,7 +369,7 @@ func (h *ClusterHandle) Leaks(ctx context.Context, logf func(string, ...any)) ([
 	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + h.Env.RunID}
 	var out []string
 	var sandboxes []string
-	removed := 0
+	var removed []string
 	deadline := time.Now().Add(framework.DefaultTimeouts.Drain)
 	for {
 		nss, err := client.CoreV1().Namespaces().List(ctx, sel)
@@ -382,9 +382,9 @@ func (h *ClusterHandle) Leaks(ctx context.Context, logf func(string, ...any)) ([
 			if err != nil {
 				return nil, err
 			}
-			var n int
-			sandboxes, n = removeStoppedSandboxes(found, h.cluster.RemoveStoppedSandbox)
-			removed += n
+			var gone []string
+			sandboxes, gone = removeStoppedSandboxes(found, h.cluster.RemoveStoppedSandbox)
+			removed = append(removed, gone...)
 		}
 		if (len(nss.Items) == 0 && len(sandboxes) == 0) || time.Now().After(deadline) {
 			for _, n := range nss.Items {
@@ -401,8 +401,8 @@ func (h *ClusterHandle) Leaks(ctx context.Context, logf func(string, ...any)) ([
 		case <-time.After(framework.DefaultTimeouts.Poll * 5):
 		}
 	}
-	if removed > 0 {
-		logf("removed %d stopped pod sandboxes of this run's deleted pods from the nodes (the kubelet's garbage collection would, within a minute)", removed)
+	if len(removed) > 0 {
+		logf("removed %d stopped pod sandboxes of this run's deleted pods from the nodes (the kubelet's garbage collection would, within a minute): %s", len(removed), strings.Join(removed, ", "))
 	}
 	nodes, err := client.CoreV1().Nodes().List(ctx, sel)
 	if err != nil {

@@ -103,22 +103,22 @@ func TestRemoveStoppedSandboxes(t *testing.T) {
 	remove := func(sb kind.NodeSandbox) error {
 		asked = append(asked, sb.ID)
 		if sb.ID == busy.ID {
-			return errors.New("it is stopped, but its containers dddd still run")
+			return errors.New("it is stopped, but its containers dddd (CONTAINER_RUNNING) have not exited")
 		}
 		return nil
 	}
 	left, removed := removeStoppedSandboxes([]kind.NodeSandbox{stopped, ready, busy}, remove)
-	if removed != 1 {
-		t.Errorf("removed %d sandboxes, want 1 (the stopped one)", removed)
+	if strings.Join(removed, ",") != "n/aaaa ns1/p1 (stopped)" {
+		t.Errorf("removed %v, want the stopped one with nothing in it", removed)
 	}
-	want := []string{"n/bbbb ns2/p2 (ready)", "n/cccc ns3/p3 (stopped): it is stopped, but its containers dddd still run"}
+	want := []string{"n/bbbb ns2/p2 (ready)", "n/cccc ns3/p3 (stopped): it is stopped, but its containers dddd (CONTAINER_RUNNING) have not exited"}
 	if strings.Join(left, "\n") != strings.Join(want, "\n") {
 		t.Errorf("left %q, want %q", left, want)
 	}
 	if strings.Join(asked, ",") != "aaaa,cccc" {
 		t.Errorf("asked to remove %v, want the stopped ones only (aaaa, cccc)", asked)
 	}
-	if left, removed := removeStoppedSandboxes(nil, remove); len(left) != 0 || removed != 0 {
-		t.Errorf("no sandboxes: left %v, removed %d", left, removed)
+	if left, removed := removeStoppedSandboxes(nil, remove); len(left) != 0 || len(removed) != 0 {
+		t.Errorf("no sandboxes: left %v, removed %v", left, removed)
 	}
 }
