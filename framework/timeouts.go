@@ -100,31 +100,3 @@ var DefaultTimeouts = Timeouts{
 	ProgressPost:        3 * time.Second,
 	ProgressStart:       30 * time.Second,
 }
-
-// The kubelet's restart timing (k8s.io/kubernetes pkg/kubelet/kubelet.go
-// and pkg/kubelet/status/status_manager.go), the same in every release the
-// suite runs (read at v1.33.13, v1.34.10, v1.35.8, v1.36.4 and v1.37.1,
-// kind/nodeimage/versions.yaml), from which RemovedNeverStartedWindow follows.
-const (
-	// KubeletPLEGRelistPeriod is genericPlegRelistPeriod: the kubelet
-	// relists containers, and so notices one exited, this often.
-	KubeletPLEGRelistPeriod = time.Second
-	// KubeletStatusSyncPeriod is the status manager's syncPeriod: a changed
-	// container status is sent at once, and at the latest on this resync.
-	KubeletStatusSyncPeriod = 10 * time.Second
-	// KubeletSyncFrequency is the default syncFrequency (pkg/kubelet/apis/
-	// config/v1beta1/defaults.go): every pod is synced again this often,
-	// jittered up by half (pod_workers.go workerResyncIntervalJitterFactor).
-	KubeletSyncFrequency = time.Minute
-)
-
-// RemovedNeverStartedWindow is how long LIFE-2 watches an ephemeral
-// container removed from the runtime behind the kubelet's back for a new
-// start (kubernetes/kubernetes#124176). The kubelet starts an ephemeral
-// container the runtime has no record of (kuberuntime computePodActions:
-// FindContainerStatusByName == nil). The removal of a running container
-// is a ContainerDied event at the next relist (pleg generateEvents), which
-// syncs the pod at once; should that sync not start it, the pod's periodic
-// sync does, at most the jittered sync frequency later (1.5 x 60s), and a
-// new run shows within a relist and a status sync: 90s + 1s + 10s = 101s.
-const RemovedNeverStartedWindow = KubeletSyncFrequency*3/2 + KubeletPLEGRelistPeriod + KubeletStatusSyncPeriod

@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -11,8 +10,6 @@ import (
 	"github.com/ectest/ectest/framework/kube"
 	. "github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // LIFE-2 when the runtime loses an ephemeral container behind the kubelet's
@@ -21,22 +18,34 @@ import (
 // container; it must not come back. The kubelet of v1.37.1 starts any
 // ephemeral container of the pod spec that the runtime has no record of
 // (pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions:
-// FindContainerStatusByName == nil), and the removal of a running
-// container is a ContainerDied event (pkg/kubelet/pleg/generic.go
-// generateEvents), which syncs the pod within a relist; the fix proposed
-// upstream (kubernetes/kubernetes#124177) was closed unmerged.
+// FindContainerStatusByName == nil); the fix proposed upstream
+// (kubernetes/kubernetes#124177) was closed unmerged.
 const lifecycleRemovedText = "an ephemeral container removed from the runtime behind the kubelet's back is not started again [LIFE-2]"
 
 var _ = Describe("Ephemeral container lifecycle: a container lost behind the kubelet's back", framework.Label(framework.LabelCluster, framework.LabelLifecycle, framework.LabelLinuxOnly, string(capability.RemovedStaysGone)), func() {
 	It(lifecycleRemovedText, func(ctx SpecContext) { lifecycleRemovedStaysGone(ctx, onCluster) },
-		SpecTimeout(framework.DefaultTimeouts.Spec+framework.RemovedNeverStartedWindow))
+		SpecTimeout(framework.DefaultTimeouts.Spec))
 })
 
 // lifecycleRemovedStaysGone removes a running ephemeral container with the
 // node's crictl (from the node observer, in the node's namespaces) and
-// watches, from outside, for it to run again: a process carrying its
-// marker on the node (the node's /proc, read by the node observer), or a
-// status naming another container.
+// judges at the kubelet's syncs of the pod after the removal, as
+// lifecycleNeverRestarted does after an exit: no window of silence decides.
+// The removal is not sure to sync the pod (a relist that sees the
+// container exited syncs it with its record still there; the one that then
+// sees it gone is no event that syncs), so two more ephemeral containers
+// (sentinels) are added one after the other, each waited for until it
+// runs. The kubelet's pod worker syncs the second with a runtime state
+// listed after the first's sync ended (pod_workers.go: the pod cache newer
+// than the last sync), so after the removal; computePodActions decides
+// every container of the pod in one pass and SyncPod starts ephemeral
+// containers in spec order, so a kubelet that starts a removed one again
+// starts it in that sync at the latest, before the second sentinel. What
+// decides is seen from outside the kubelet, once the second sentinel runs:
+// a process carrying the debugger's marker on the node (the node's /proc,
+// read by the node observer) other than the removed one, or the removed
+// one still running (no removal: nothing judged); the debugger's status
+// naming another container is evidence too.
 func lifecycleRemovedStaysGone(ctx SpecContext, at placement) {
 	f := at.framework(ctx, capability.RemovedStaysGone)
 	framework.SkipOnWindows(env.Runtime.OS)
@@ -58,6 +67,7 @@ func lifecycleRemovedStaysGone(ctx SpecContext, at placement) {
 	}
 	first := before.Found[marker][0]
 	_, bare, _ := strings.Cut(id, "://")
+	removed := time.Now()
 	out, unavailable, err := f.NodeCommand(ctx, running, "crictl", "rm", "-f", bare)
 	if unavailable != "" {
 		Skip("not judged: the container cannot be removed behind the kubelet's back: " + unavailable)
@@ -68,53 +78,27 @@ func lifecycleRemovedStaysGone(ctx SpecContext, at placement) {
 	b := capability.Observe(capability.RemovedStaysGone).
 		Evidence("ephemeral container debugger %s (process %d on node %s) removed with crictl rm -f (it answered %q)", id, first.PID, running.Spec.NodeName, strings.Join(strings.Fields(out), " "))
 
-	// From the removal on, watched for the window in which a kubelet that
-	// starts it again shows it (framework.RemovedNeverStartedWindow), from
-	// the node: first the removed process must end (else the removal did
-	// not happen, and nothing is judged), then a process carrying the
-	// marker is a new start; so is one with another PID before the old one
-	// was seen gone (a kubelet quicker than the first look), and a status
-	// naming another container. A poll that could not look counts for
-	// nothing, and a window with no look at all is no verdict. The watch
-	// ends early when it is seen again; the window running out is the
-	// clean end.
-	looks, last, since, ended := 0, "", time.Now(), false
+	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("sentinel-1", ""))
+	synced := f.RunEphemeral(ctx, pod.Name, f.DebugContainer("sentinel-2", ""))
+	after, unavailable := f.NodeReport(ctx, synced, marker)
+	if unavailable != "" {
+		ownFailure("the node observer did not answer once the sentinels ran: %s; nothing judged", unavailable)
+	}
 	var again []string
-	_ = wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll*20, framework.RemovedNeverStartedWindow, true, func(ctx context.Context) (bool, error) {
-		if r, why := f.NodeReport(ctx, running, marker); why == "" {
-			looks++
-			for _, p := range r.Found[marker] {
-				if ended || p.PID != first.PID {
-					again = append(again, fmt.Sprintf("process %d (%s) carrying its marker", p.PID, p.Args))
-				}
-			}
-			ended = ended || len(r.Found[marker]) == 0
+	for _, p := range after.Found[marker] {
+		if p.PID == first.PID && p.StartTime == first.StartTime {
+			ownFailure("the process %d of %s still runs on the node after crictl rm -f and two syncs of the pod: the removal did not happen, nothing judged", first.PID, id)
 		}
-		if p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{}); err == nil {
-			s := kube.EphemeralStatus(p, "debugger")
-			last = statusLine(s)
-			if s != nil && s.ContainerID != "" && s.ContainerID != id {
-				again = append(again, "its status names another container: "+last)
-			}
-		}
-		return len(again) > 0, nil
-	})
-	if ctx.Err() != nil {
-		ownFailure("the spec ended while watching: %v", ctx.Err())
+		again = append(again, fmt.Sprintf("process %d (%s) carrying its marker", p.PID, p.Args))
 	}
-	switch {
-	case looks == 0:
-		ownFailure("the node observer never answered in the %s after the removal: nothing judged", framework.RemovedNeverStartedWindow)
-	case len(again) == 0 && !ended:
-		ownFailure("the process %d of %s still ran on the node %s after crictl rm -f: the removal did not happen, nothing judged", first.PID, id, framework.RemovedNeverStartedWindow)
+	now := kube.EphemeralStatus(synced, "debugger")
+	if now != nil && now.ContainerID != "" && now.ContainerID != id {
+		again = append(again, "its status names another container: "+statusLine(now))
 	}
-	watched := fmt.Sprintf("watched the whole window of %s", framework.RemovedNeverStartedWindow)
-	if len(again) > 0 {
-		watched = fmt.Sprintf("seen again %s after the removal (window %s)", time.Since(since).Round(time.Second), framework.RemovedNeverStartedWindow)
-	}
-	b.Evidence("%s, %d looks at the node's /proc; the ephemeral container's status at the end: %s", watched, looks, last)
+	b.Evidence("judged %s after the removal, once two ephemeral containers added after it ran (the second started by a sync of the pod that saw the runtime after the removal; a kubelet starting the removed one again starts it in that sync at the latest); the node's /proc then showed %d processes carrying its marker; its status: %s",
+		time.Since(removed).Round(time.Second), len(after.Found[marker]), statusLine(now))
 	b.Check(len(again) == 0, "it was started again after its removal: %s", strings.Join(again, "; "))
-	f.Checker.Record(b.Done("not started again"))
+	f.Checker.Record(b.Done("not started again through the kubelet's syncs of the pod after the removal"))
 }
 
 // statusLine renders a container status for the evidence.
