@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make test: every stage of the project's own tests, in two lanes.
+# make test: every stage of the project's own tests, in one lane or two.
 #
 #   verify, prepare-host (the Docker engine kind runs on), then side by side:
 #     the cluster lane:  cluster-selftest (kind on the host's Docker engine)
@@ -10,8 +10,7 @@
 # at kind's containers and network), the CRI lane embedded runtimes under
 # /var/lib/ectest/embedded (its checks leave the Docker engine's networks,
 # mounts and rules alone, suites/selftest/hostsnapshot_test.go); each lane
-# runs its own stages one at a time. Much of either lane is waiting, which
-# is why two CPUs carry both.
+# runs its own stages one at a time.
 #
 # A lane stops at its first failing stage; the other goes on to its end,
 # so one run tells about both. The cluster lane's output goes to

@@ -540,6 +540,7 @@ type NodeSandbox struct {
 	// (not ready) by the kubelet at once and removed by its garbage
 	// collection, which runs once a minute.
 	Ready bool
+	node  nodes.Node // where RemoveStoppedSandbox runs crictl
 }
 
 func (s NodeSandbox) String() string {
@@ -578,7 +579,7 @@ func (c *Cluster) NodeSandboxes(key, value string) (found []NodeSandbox, ok bool
 			return found, true, fmt.Errorf("node %s: crictl pods: %w", n, err)
 		}
 		for _, p := range list.Items {
-			found = append(found, NodeSandbox{Node: n.String(), ID: p.ID, Namespace: p.Metadata.Namespace, Name: p.Metadata.Name, Ready: p.State == "SANDBOX_READY"})
+			found = append(found, NodeSandbox{Node: n.String(), ID: p.ID, Namespace: p.Metadata.Namespace, Name: p.Metadata.Name, Ready: p.State == "SANDBOX_READY", node: n})
 		}
 	}
 	return found, true, nil
@@ -594,42 +595,36 @@ func (c *Cluster) RemoveStoppedSandbox(s NodeSandbox) error {
 	if s.Ready {
 		return errors.New("it is ready")
 	}
-	nodes, err := c.provider.ListNodes(c.Name)
+	if s.node == nil {
+		return errors.New("not listed by NodeSandboxes: its node is not known")
+	}
+	n := s.node
+	out, err := nodeCommand(n, time.Minute, "crictl", "ps", "-a", "--pod", s.ID, "-o", "json")
 	if err != nil {
-		return err
+		return fmt.Errorf("node %s: crictl ps: %w", n, err)
 	}
-	for _, n := range nodes {
-		if n.String() != s.Node {
-			continue
-		}
-		out, err := nodeCommand(n, time.Minute, "crictl", "ps", "-a", "--pod", s.ID, "-o", "json")
-		if err != nil {
-			return fmt.Errorf("node %s: crictl ps: %w", n, err)
-		}
-		var list struct {
-			Containers []struct {
-				ID    string `json:"id"`
-				State string `json:"state"`
-			} `json:"containers"`
-		}
-		if err := json.Unmarshal([]byte(out), &list); err != nil {
-			return fmt.Errorf("node %s: crictl ps: %w", n, err)
-		}
-		var busy []string
-		for _, c := range list.Containers {
-			if c.State != "CONTAINER_EXITED" {
-				busy = append(busy, fmt.Sprintf("%.13s (%s)", c.ID, c.State))
-			}
-		}
-		if len(busy) > 0 {
-			return fmt.Errorf("it is stopped, but its containers %s have not exited", strings.Join(busy, ", "))
-		}
-		if _, err := nodeCommand(n, time.Minute, "crictl", "rmp", s.ID); err != nil {
-			return fmt.Errorf("node %s: crictl rmp %s: %w", n, s.ID, err)
-		}
-		return nil
+	var list struct {
+		Containers []struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		} `json:"containers"`
 	}
-	return fmt.Errorf("node %s is not in the cluster", s.Node)
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return fmt.Errorf("node %s: crictl ps: %w", n, err)
+	}
+	var busy []string
+	for _, c := range list.Containers {
+		if c.State != "CONTAINER_EXITED" {
+			busy = append(busy, fmt.Sprintf("%.13s (%s)", c.ID, c.State))
+		}
+	}
+	if len(busy) > 0 {
+		return fmt.Errorf("it is stopped, but its containers %s have not exited", strings.Join(busy, ", "))
+	}
+	if _, err := nodeCommand(n, time.Minute, "crictl", "rmp", s.ID); err != nil {
+		return fmt.Errorf("node %s: crictl rmp %s: %w", n, s.ID, err)
+	}
+	return nil
 }
 
 // nodeCommand runs argv in a kind node within timeout and returns its

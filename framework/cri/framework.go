@@ -256,7 +256,8 @@ func WindowsSandboxConfig(opts SandboxOptions) (cfg *runtimeapi.WindowsPodSandbo
 func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sandbox, error) {
 	ginkgo.GinkgoHelper()
 	key, reuse := reusable(opts)
-	if reuse && !f.Windows() {
+	reuse = reuse && !f.Windows()
+	if reuse {
 		if sb := f.reuseSandbox(ctx, key); sb != nil {
 			return sb, nil
 		}
@@ -266,29 +267,27 @@ func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sa
 		return nil, err
 	}
 	sb := &Sandbox{Config: cfg}
-	if reuse && !f.Windows() {
+	if reuse {
+		// Its directory goes with it when it is discarded (reuse.go).
 		sb.reuse = &key
+	} else {
+		ginkgo.DeferCleanup(os.RemoveAll, cfg.LogDirectory)
 	}
-	// The directory goes with the sandbox, unless it went to the pool.
-	ginkgo.DeferCleanup(func() error {
-		if f.pool.holds(sb) {
-			return nil
-		}
-		return os.RemoveAll(cfg.LogDirectory)
-	})
 	// Not cancelled with the spec (Ctrl-C, a timeout): a sandbox the
 	// runtime goes on making after the client gave up would be known to
 	// no cleanup. The call ends within its own time limit either way.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.Timeouts.ImagePull+f.Timeouts.RuntimeCall)
 	defer cancel()
 	resp, err := f.Runtime.Runtime.RunPodSandbox(cctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: f.Handler})
-	if resp != nil && resp.PodSandboxId != "" {
+	switch {
+	case resp != nil && resp.PodSandboxId != "" && reuse:
 		sb.ID = resp.PodSandboxId
-		if sb.reuse != nil {
-			ginkgo.DeferCleanup(f.releaseSandbox, sb)
-		} else {
-			ginkgo.DeferCleanup(f.removeSandbox, resp.PodSandboxId)
-		}
+		ginkgo.DeferCleanup(f.releaseSandbox, sb)
+	case resp != nil && resp.PodSandboxId != "":
+		sb.ID = resp.PodSandboxId
+		ginkgo.DeferCleanup(f.removeSandbox, resp.PodSandboxId)
+	case reuse:
+		_ = os.RemoveAll(cfg.LogDirectory) // no sandbox to release it with
 	}
 	if err != nil {
 		notInterrupted(ctx, "RunPodSandbox", err)

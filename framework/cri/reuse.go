@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -79,20 +80,6 @@ func (p *sandboxPool) put(sb *Sandbox) {
 	p.idle[*sb.reuse] = append(p.idle[*sb.reuse], sb)
 }
 
-// holds reports whether sb is idle in the pool.
-func (p *sandboxPool) holds(sb *Sandbox) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, list := range p.idle {
-		for _, s := range list {
-			if s == sb {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func (p *sandboxPool) drain() []*Sandbox {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -155,7 +142,8 @@ func (f *Framework) noteNetnsOf(c *Container, own []oracle.Process) {
 	}
 	var infra []oracle.Process
 	for _, p := range procs {
-		if p.InnerPID() == 1 && !strings.Contains(p.Args, f.Token) && !ownProcess(own, p) {
+		isOwn := slices.ContainsFunc(own, func(o oracle.Process) bool { return o.PID == p.PID })
+		if p.InnerPID() == 1 && !strings.Contains(p.Args, f.Token) && !isOwn {
 			infra = append(infra, p)
 		}
 	}
@@ -165,15 +153,6 @@ func (f *Framework) noteNetnsOf(c *Container, own []oracle.Process) {
 	case 1:
 		sb.netns, sb.infra = netns, &infra[0]
 	}
-}
-
-func ownProcess(own []oracle.Process, p oracle.Process) bool {
-	for _, o := range own {
-		if o.PID == p.PID {
-			return true
-		}
-	}
-	return false
 }
 
 // releaseSandbox gives the spec's reusable sandbox back to the pool when

@@ -359,8 +359,8 @@ func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
 // garbage collection, once a minute: waiting for that would cost every run
 // up to a minute of nothing. So the run removes its stopped sandboxes
 // itself (kind.Cluster.RemoveStoppedSandbox), as that collection would, and
-// a sandbox still ready, or stopped with a container still running in it,
-// is waited for and then reported. logf says how many it removed.
+// a sandbox still ready, or stopped with a container that has not exited,
+// is waited for and then reported. logf names the ones it removed.
 func (h *ClusterHandle) Leaks(ctx context.Context, logf func(string, ...any)) ([]string, error) {
 	client, err := clientFor(h.Env.Kubeconfig)
 	if err != nil {
