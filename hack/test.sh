@@ -16,7 +16,8 @@
 # so one run tells about both. The cluster lane's output goes to
 # $REPORT_DIR/cluster-selftest.log and is shown (each line marked) once the
 # CRI lane is done, then followed until the cluster lane ends. At the end a
-# table of each stage's start, time and exit code (test-stages.md), and the
+# table of each stage's start, time, exit code and the CPU time the machine
+# spent while it ran (test-stages.md: what a stage costs, where it waits), and the
 # exit code of the first failing stage in the table's order (0 if none).
 # Below the table, how busy the machine's CPUs were over the whole run
 # (/proc/stat): near 100% says make test is bound by CPU here, and more
@@ -42,35 +43,42 @@ cpu_ticks() {
   echo "$(( user + nice + system + irq + softirq + steal )) $(( user + nice + system + idle + iowait + irq + softirq + steal ))"
 }
 read -r busy0 all0 < <(cpu_ticks)
+ticks=$(getconf CLK_TCK 2>/dev/null || echo 100)
 
-# stage LANE NAME CMD [ARG...]: CMD timed, a row of the table.
+# stage LANE NAME CMD [ARG...]: CMD timed, a row of the table, with the
+# CPU time the whole machine spent meanwhile (the other lane's too, where
+# two run side by side).
 stage() {
-  local lane=$1 name=$2 start code
+  local lane=$1 name=$2 start code b0 b1 _
   shift 2
   start=$(date +%s%N)
+  read -r b0 _ < <(cpu_ticks)
   "$@"
   code=$?
+  read -r b1 _ < <(cpu_ticks)
   # (start in nanoseconds: the table's order is the stages' start.)
-  echo -e "$name\t$lane\t$start\t$(( ($(date +%s%N) - start) / 1000000000 ))\t$code" >> "$tsv"
+  echo -e "$name\t$lane\t$start\t$(( ($(date +%s%N) - start) / 1000000000 ))\t$code\t$(( (b1 - b0) / ticks ))" >> "$tsv"
   return "$code"
 }
 
 table() {
-  local code=0 n l s d c e1 e2
+  local code=0 n l s d c u e1 e2 e3 busy all
   {
-    echo "| stage | lane | started | time | exit |"
-    echo "|---|---|---|---|---|"
-    while IFS=$'\t' read -r n l s d c; do
+    echo "| stage | lane | started | time | exit | CPU time (machine) |"
+    echo "|---|---|---|---|---|---|"
+    while IFS=$'\t' read -r n l s d c u; do
       _ectest_elapsed e1 $(( s / 1000000000 - t0 ))
       _ectest_elapsed e2 "$d"
-      printf '| %s | %s | +%s | %s | %s |\n' "$n" "$l" "$e1" "$e2" "$c"
+      _ectest_elapsed e3 "$u"
+      printf '| %s | %s | +%s | %s | %s | %s (%s%%) |\n' "$n" "$l" "$e1" "$e2" "$c" "$e3" "$(( 100 * u / (d * $(nproc) + 1) ))"
       [ "$code" -ne 0 ] || code=$c
     done < <(sort -t$'\t' -k3,3n "$tsv")
     _ectest_elapsed e1 $(( $(date +%s) - t0 ))
-    printf '| all | | | %s | %s |\n' "$e1" "$code"
     read -r busy all < <(cpu_ticks)
+    _ectest_elapsed e3 $(( (busy - busy0) / ticks ))
+    printf '| all | | | %s | %s | %s |\n' "$e1" "$code" "$e3"
     echo
-    echo "The machine's $(nproc) CPUs were $(( 100 * (busy - busy0) / (all - all0 + 1) ))% busy over the run."
+    echo "The machine's $(nproc) CPUs were $(( 100 * (busy - busy0) / (all - all0 + 1) ))% busy over the run; a stage's CPU time is the whole machine's while it ran (in percent of all CPUs), the other lane's too where two run side by side."
   } > "$dir/test-stages.md"
   echo "ectest: make test stages (also in $dir/test-stages.md):"
   cat "$dir/test-stages.md"
