@@ -31,6 +31,7 @@ var labels = map[string]string{
 	"windows":        "Windows-specific specs",
 	"benchmark":      "measurements with gmeasure; not run unless selected",
 	"debug-profiles": "kubectl debug --profile: each profile and style under each Pod Security level, --custom, the default profile per kubectl release (make kubectl-profiles)",
+	"test-double":    "specs that check the suite itself through a TEST DOUBLE of an older server (fixtures/apiproxy): a failure is the suite's own, an error of the run, never the server's nonconformance",
 	"api-release":    "the API server's specs (API, RBAC, admission, audit, kubectl debug, SKEW-2's client side) that run against a single-node cluster of each release of versions.yaml's apiServers (make api-releases)",
 }
 
@@ -88,6 +89,7 @@ const (
 	LabelBenchmark     = "benchmark"
 	LabelAPIRelease    = "api-release"
 	LabelDebugProfiles = "debug-profiles"
+	LabelTestDouble    = "test-double"
 )
 
 func init() {

@@ -357,6 +357,9 @@ func TestJudgeSpec(t *testing.T) {
 		{"setup", SpecEnd{IsSpec: true, State: "failed", Message: "x"}, VerdictError},
 		{"timed out", SpecEnd{IsSpec: true, State: "timedout", FailedInSpecBody: true}, VerdictError},
 		{"suite node", SpecEnd{State: "failed", FailedInSpecBody: false}, VerdictError},
+		{"test double's judge assertion", SpecEnd{IsSpec: true, State: "failed", FailedInSpecBody: true, Message: "x", TestDouble: true}, VerdictError},
+		{"test double, recorded nonconformant", SpecEnd{IsSpec: true, State: "failed", FailedInSpecBody: true, Observations: []Observation{nc}, TestDouble: true}, VerdictError},
+		{"test double passed", SpecEnd{IsSpec: true, State: "passed", TestDouble: true}, Conformant},
 	} {
 		if got, why := JudgeSpec(c.end); got != c.want {
 			t.Errorf("%s: %s (%s), want %s", c.name, got, why, c.want)

@@ -17,6 +17,9 @@ type SpecEnd struct {
 	EnvironmentError string
 	// Observations are the spec's recorded (judged) observations.
 	Observations []Observation
+	// TestDouble: the spec checks the suite itself through a test double
+	// (the label test-double), not the system under test.
+	TestDouble bool
 }
 
 // JudgeSpec decides a spec's verdict from how it ended and what it
@@ -27,13 +30,19 @@ type SpecEnd struct {
 // recorded as an environment error, a spec that failed with the
 // environment-error message (EnvironmentErrorPrefix: a spec that found its
 // fixture broken says so), a failure outside the It body, a panic, a
-// timeout, an interrupt. The reason says which.
+// timeout, an interrupt. The reason says which. A spec that checks the
+// suite itself through a test double judges no runtime or server: its
+// failure is always an error of the run (the suite cannot trust the judge
+// or the double it checked), never a nonconformance.
 func JudgeSpec(s SpecEnd) (Verdict, string) {
 	switch s.State {
 	case "passed":
 		return Conformant, "passed"
 	case "skipped", "pending":
 		return NotObserved, s.State
+	}
+	if s.TestDouble {
+		return VerdictError, "a check of the suite itself through a test double failed: the suite's error, not the server's"
 	}
 	for _, o := range s.Observations {
 		if o.Verdict == VerdictError {

@@ -41,6 +41,8 @@ func TestSummaryTellsNonconformanceFromRunErrors(t *testing.T) {
 		{"environment broke in a judge", types.SpecReports{{LeafNodeType: types.NodeTypeIt, LeafNodeText: "pull [LIFE-6]", State: types.SpecStateFailed,
 			Failure: types.Failure{Message: capability.EnvironmentErrorPrefix + "the loopback registry 127.0.0.1:1 does not answer", FailureNodeType: types.NodeTypeIt}}}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 		{"interrupted", types.SpecReports{spec("a [CRI-4]", types.SpecStateInterrupted, types.NodeTypeIt)}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
+		{"a check of the suite through a test double failed", types.SpecReports{{LeafNodeType: types.NodeTypeIt, LeafNodeText: "TEST DOUBLE: the judge says no [SEC-2]", LeafNodeLabels: []string{framework.LabelTestDouble}, State: types.SpecStateFailed,
+			Failure: types.Failure{Message: "the judge said yes through the double", FailureNodeType: types.NodeTypeIt}}, spec("b [CRI-2]", types.SpecStatePassed, 0)}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 		{"suite setup failed", types.SpecReports{{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "environment: no containerd", FailureNodeType: types.NodeTypeSynchronizedBeforeSuite}}}, false, framework.ExitRunFailed, "ectest: RUN FAILED"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

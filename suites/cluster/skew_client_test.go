@@ -99,7 +99,7 @@ var _ = Describe("A client of pods/ephemeralcontainers", framework.Label(framewo
 			}
 		},
 		Entry("the real API server", apiproxy.Personality(""), SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("TEST DOUBLE: a server that does not serve the subresource", apiproxy.NotServed, SpecTimeout(framework.DefaultTimeouts.Spec)),
-		Entry("TEST DOUBLE: a pre-1.22 server (kind EphemeralContainers)", apiproxy.LegacyKind, SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("TEST DOUBLE: a server that does not serve the subresource", apiproxy.NotServed, framework.Label(framework.LabelTestDouble), SpecTimeout(framework.DefaultTimeouts.Spec)),
+		Entry("TEST DOUBLE: a pre-1.22 server (kind EphemeralContainers)", apiproxy.LegacyKind, framework.Label(framework.LabelTestDouble), SpecTimeout(framework.DefaultTimeouts.Spec)),
 	)
 })

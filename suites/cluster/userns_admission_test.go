@@ -64,7 +64,7 @@ var _ = Describe("Pod Security relaxations for user-namespace pods", framework.L
 	// relaxations (fixtures/apiproxy, pod-security-v1.34: it pins the
 	// namespace to policy v1.34 before it forwards the ephemeral
 	// container). Not a claim about any server: it checks the suite.
-	DescribeTable("TEST DOUBLE: the relaxation judge says no through a server whose Pod Security predates the relaxations (fixtures/apiproxy pod-security-v1.34) [SEC-2]",
+	DescribeTable("TEST DOUBLE: the relaxation judge says no through a server whose Pod Security predates the relaxations (fixtures/apiproxy pod-security-v1.34) [SEC-2]", framework.Label(framework.LabelTestDouble),
 		func(ctx SpecContext, level string, shape func(*corev1.EphemeralContainer)) {
 			err := usernsAdmission(ctx, level, "", true, rootTarget, shape, apiproxy.PodSecurityV134)
 			problems := judgeAdmission(err, true, "")
