@@ -99,14 +99,31 @@ func TestExitCodeContract(t *testing.T) {
 		{name: "SIGINT", labels: "pid", signal: true, code: 3, line: `^ectest: RUN FAILED .*(nterrupt|no verdict).*\(exit 3\)$`},
 	}
 	// One row per entry point and case, in this order whichever finishes
-	// first: the cases of bad input run side by side (they touch no
-	// runtime), the others one after another (a SIGINT case checks that no
-	// runtime state is left at all).
+	// first. The cases of bad input run side by side (they touch no
+	// runtime), then the other runs side by side (each has a runtime and a
+	// registry of its own, but make certify's, which share the runtime
+	// started outside the suite and the registry address it was told, so
+	// they go one at a time), then the SIGINT cases one after another (each
+	// checks that no runtime state is left at all).
 	var (
-		rowsMu sync.Mutex
-		rows   = map[int]string{}
+		rowsMu    sync.Mutex
+		rows      = map[int]string{}
+		certifyMu sync.Mutex
 	)
+	groupOf := func(c contractCase) string {
+		switch {
+		case c.name == "bad input" || c.name == "misspelt label":
+			return "input"
+		case c.signal:
+			return "interrupts"
+		}
+		return "runs"
+	}
 	runCase := func(t *testing.T, row int, e contractEntry, c contractCase) {
+		if e.name == "make certify" && groupOf(c) == "runs" {
+			certifyMu.Lock()
+			defer certifyMu.Unlock()
+		}
 		report := t.TempDir()
 		code, out, took := runContract(t, e.argv(c.flags, c.labels, report), c.env, c.signal)
 		lines := nonEmptyLines(out)
@@ -160,17 +177,16 @@ func TestExitCodeContract(t *testing.T) {
 			t.Logf("output:\n%s", out)
 		}
 	}
-	badInput := func(c contractCase) bool { return c.name == "bad input" || c.name == "misspelt label" }
 	for _, group := range []struct {
 		name     string
 		parallel bool
-	}{{"input", true}, {"runs", false}} {
+	}{{"input", true}, {"runs", true}, {"interrupts", false}} {
 		t.Run(group.name, func(t *testing.T) {
 			row := 0
 			for _, e := range entries {
 				for _, c := range cases {
 					row++
-					if len(e.only) > 0 && !contains(e.only, c.name) || e.name == "make certify" && endpoint == "" || badInput(c) != group.parallel {
+					if len(e.only) > 0 && !contains(e.only, c.name) || e.name == "make certify" && endpoint == "" || groupOf(c) != group.name {
 						continue
 					}
 					r := row // the parallel ones run once this loop is done
