@@ -46,6 +46,12 @@ func Observations(r types.Report) ([]capability.SpecObservations, error) {
 		var oerrs []error
 		so.Observations, oerrs = decodeObservations(s)
 		errs = append(errs, oerrs...)
+		if len(so.Observations) > 0 && slices.Contains(s.Labels(), framework.LabelTestDouble) {
+			// It judged a test double, not the system under test: a suite
+			// bug, never a cell of the matrix.
+			errs = append(errs, fmt.Errorf("spec %q checks the suite through a test double (label %s) yet recorded observations of capabilities", s.FullText(), framework.LabelTestDouble))
+			continue
+		}
 		if len(so.Observations) > 0 {
 			out = append(out, so)
 		}

@@ -71,6 +71,18 @@ func TestObservationsFromReport(t *testing.T) {
 	}
 }
 
+// A spec that checks the suite through a test double judges no runtime:
+// observations it recorded are a suite bug, never a matrix cell.
+func TestObservationsOfATestDoubleSpecAreASuiteBug(t *testing.T) {
+	o := capability.Observation{Capability: capability.PIDTarget, Outcome: capability.Works, Observed: "target namespace"}
+	r := types.Report{SpecReports: types.SpecReports{{LeafNodeType: types.NodeTypeIt, LeafNodeText: "TEST DOUBLE: x", LeafNodeLabels: []string{framework.LabelTestDouble},
+		State: types.SpecStatePassed, ReportEntries: types.ReportEntries{{Name: capability.ReportEntryName, Value: types.WrapEntryValue(o)}}}}}
+	got, err := Observations(r)
+	if err == nil || !strings.Contains(err.Error(), "test double") || len(got) != 0 {
+		t.Errorf("Observations = %+v, %v; want none and an error", got, err)
+	}
+}
+
 func TestWriteAllReports(t *testing.T) {
 	dir := t.TempDir()
 	if err := Write(dir, types.Report{SuiteDescription: "s"}, sampleMatrix()); err != nil {

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ectest/ectest/fixtures/apiproxy"
 	"github.com/ectest/ectest/framework"
@@ -19,6 +20,12 @@ import (
 // the server in evidence.
 func throughDouble(f *kube.Framework, personality apiproxy.Personality) (kubernetes.Interface, string) {
 	GinkgoHelper()
+	// A spec's failure through a double is the suite's own (a run error),
+	// through the real server a verdict: the label must say which (a panic,
+	// an error of the run, when it does not).
+	if labelled := slices.Contains(CurrentSpecReport().Labels(), framework.LabelTestDouble); labelled != (personality != "") {
+		panic(fmt.Sprintf("suite bug: a spec through %q (\"\" is the real server) must carry the label %s exactly when it goes through a test double", personality, framework.LabelTestDouble))
+	}
 	if personality == "" {
 		return f.Client, "the real API server " + env.ServerVersion
 	}
