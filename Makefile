@@ -112,7 +112,7 @@ matrix:
 ## its expected verdicts, the exit-code contract of every entry point (hack/contract-selftest.sh), the mutation self-test (focused: each fault through the specs that can see it; make
 ## mutation runs every spec per fault), and the offline kind cluster pipeline (built from source on first use, then cached).
 ## After verify and prepare-host (the Docker engine up), two lanes (hack/test.sh; side by side from 4 CPUs, LANES=1|2 to choose): the cluster self-test, and the CRI stages one after another;
-## at the end a table of each stage's start and time, also in $(REPORT_DIR)/test-stages.md
+## at the end a table of each stage's start, time and CPU time, also in $(REPORT_DIR)/test-stages.md
 test:
 	REPORT_DIR=$(REPORT_DIR) MAKE="$(MAKE)" GO="$(GO)" hack/test.sh
 

@@ -49,28 +49,28 @@ ticks=$(getconf CLK_TCK 2>/dev/null || echo 100)
 # CPU time the whole machine spent meanwhile (the other lane's too, where
 # two run side by side).
 stage() {
-  local lane=$1 name=$2 start code b0 b1 _
+  local lane=$1 name=$2 start code b0 a0 b1 a1
   shift 2
   start=$(date +%s%N)
-  read -r b0 _ < <(cpu_ticks)
+  read -r b0 a0 < <(cpu_ticks)
   "$@"
   code=$?
-  read -r b1 _ < <(cpu_ticks)
+  read -r b1 a1 < <(cpu_ticks)
   # (start in nanoseconds: the table's order is the stages' start.)
-  echo -e "$name\t$lane\t$start\t$(( ($(date +%s%N) - start) / 1000000000 ))\t$code\t$(( (b1 - b0) / ticks ))" >> "$tsv"
+  echo -e "$name\t$lane\t$start\t$(( ($(date +%s%N) - start) / 1000000000 ))\t$code\t$(( (b1 - b0) / ticks ))\t$(( 100 * (b1 - b0) / (a1 - a0 + 1) ))" >> "$tsv"
   return "$code"
 }
 
 table() {
-  local code=0 n l s d c u e1 e2 e3 busy all
+  local code=0 n l s d c u p e1 e2 e3 busy all
   {
     echo "| stage | lane | started | time | exit | CPU time (machine) |"
     echo "|---|---|---|---|---|---|"
-    while IFS=$'\t' read -r n l s d c u; do
+    while IFS=$'\t' read -r n l s d c u p; do
       _ectest_elapsed e1 $(( s / 1000000000 - t0 ))
       _ectest_elapsed e2 "$d"
       _ectest_elapsed e3 "$u"
-      printf '| %s | %s | +%s | %s | %s | %s (%s%%) |\n' "$n" "$l" "$e1" "$e2" "$c" "$e3" "$(( 100 * u / (d * $(nproc) + 1) ))"
+      printf '| %s | %s | +%s | %s | %s | %s (%s%%) |\n' "$n" "$l" "$e1" "$e2" "$c" "$e3" "$p"
       [ "$code" -ne 0 ] || code=$c
     done < <(sort -t$'\t' -k3,3n "$tsv")
     _ectest_elapsed e1 $(( $(date +%s) - t0 ))
