@@ -103,12 +103,11 @@ func TestExitCodeContract(t *testing.T) {
 	// runtime), then the other runs side by side (each has a runtime and a
 	// registry of its own, but make certify's, which share the runtime
 	// started outside the suite and the registry address it was told, so
-	// they go one at a time), then the SIGINT cases one after another (each
-	// checks that no runtime state is left at all).
+	// they take turns in one subtest), then the SIGINT cases one after
+	// another (each checks that no runtime state is left at all).
 	var (
-		rowsMu    sync.Mutex
-		rows      = map[int]string{}
-		certifyMu sync.Mutex
+		rowsMu sync.Mutex
+		rows   = map[int]string{}
 	)
 	groupOf := func(c contractCase) string {
 		switch {
@@ -120,10 +119,6 @@ func TestExitCodeContract(t *testing.T) {
 		return "runs"
 	}
 	runCase := func(t *testing.T, row int, e contractEntry, c contractCase) {
-		if e.name == "make certify" && groupOf(c) == "runs" {
-			certifyMu.Lock()
-			defer certifyMu.Unlock()
-		}
 		report := t.TempDir()
 		code, out, took := runContract(t, e.argv(c.flags, c.labels, report), c.env, c.signal)
 		lines := nonEmptyLines(out)
@@ -184,17 +179,33 @@ func TestExitCodeContract(t *testing.T) {
 		t.Run(group.name, func(t *testing.T) {
 			row := 0
 			for _, e := range entries {
+				// make certify's runs share one runtime and registry
+				// address: one after another, beside the others.
+				inTurn := e.name == "make certify" && group.name == "runs"
+				var turns []func(*testing.T)
 				for _, c := range cases {
 					row++
 					if len(e.only) > 0 && !contains(e.only, c.name) || e.name == "make certify" && endpoint == "" || groupOf(c) != group.name {
 						continue
 					}
 					r := row // the parallel ones run once this loop is done
+					if inTurn {
+						turns = append(turns, func(t *testing.T) { t.Run(c.name, func(t *testing.T) { runCase(t, r, e, c) }) })
+						continue
+					}
 					t.Run(e.name+"/"+c.name, func(t *testing.T) {
 						if group.parallel {
 							t.Parallel()
 						}
 						runCase(t, r, e, c)
+					})
+				}
+				if len(turns) > 0 {
+					t.Run(e.name, func(t *testing.T) {
+						t.Parallel()
+						for _, turn := range turns {
+							turn(t)
+						}
 					})
 				}
 			}
