@@ -30,6 +30,12 @@ trap 'rm -rf "$bin"' EXIT
 progress "building ectest-report" $go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
 plain_path=/usr/sbin:/usr/bin:/sbin:/bin
 code=0
+# Ctrl-C (or SIGTERM) stops the campaign: the run in progress ends as the
+# suite ends on Ctrl-C (cleaned up, exit 3), and no further run starts (a
+# suite that handled the signal exits normally, which a shell's loop would
+# go on from).
+interrupted=
+trap 'interrupted=1' INT TERM
 for suite in $suites; do
   case $suite in
     cri | cluster) ;;
@@ -56,6 +62,10 @@ for suite in $suites; do
     rc=$?
     echo "ectest: soak: $suite run $i of $n: exit $rc after $(( $(date +%s) - start ))s; $(tail -n 1 "$dir.log")"
     dirs+=("$dir")
+    if [ -n "$interrupted" ]; then
+      echo "ectest: soak: interrupted during $suite run $i of $n: no further run, nothing compared" >&2
+      exit 130
+    fi
   done
   "$bin/ectest-report" -soak "$suite suite, $n runs, -parallel=$procs, randomized" -o "$report/$suite" "${dirs[@]}"
   rc=$?
