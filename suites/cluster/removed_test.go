@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -8,8 +9,10 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
+	"github.com/ectest/ectest/framework/oracle"
 	. "github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // LIFE-2 when the runtime loses an ephemeral container behind the kubelet's
@@ -35,7 +38,7 @@ var _ = Describe("Ephemeral container lifecycle: a container lost behind the kub
 // container exited syncs it with its record still there; the one that then
 // sees it gone is no event that syncs), so two more ephemeral containers
 // (sentinels) are added one after the other, each waited for until it
-// runs. The kubelet's pod worker syncs the second with a runtime state
+// runs on the node. The kubelet's pod worker syncs the second with a runtime state
 // listed after the first's sync ended (pod_workers.go: the pod cache newer
 // than the last sync), so after the removal; computePodActions decides
 // every container of the pod in one pass and SyncPod starts ephemeral
@@ -78,11 +81,41 @@ func lifecycleRemovedStaysGone(ctx SpecContext, at placement) {
 	b := capability.Observe(capability.RemovedStaysGone).
 		Evidence("ephemeral container debugger %s (process %d on node %s) removed with crictl rm -f (it answered %q)", id, first.PID, running.Spec.NodeName, strings.Join(strings.Fields(out), " "))
 
-	f.RunEphemeral(ctx, pod.Name, f.DebugContainer("sentinel-1", ""))
-	synced := f.RunEphemeral(ctx, pod.Name, f.DebugContainer("sentinel-2", ""))
-	after, unavailable := f.NodeReport(ctx, synced, marker)
+	// Each sentinel is waited for on the node (its process, read from
+	// outside the kubelet), not in the pod's status: a kubelet that starts
+	// the removed container again after its exit was reported has every
+	// status update of the pod refused from then on (the API server lets
+	// no terminated ephemeral container's status go back to running; seen
+	// in make soak, the sentinels' "running" never reached the status).
+	sentinel := func(name string) {
+		GinkgoHelper()
+		if _, err := f.AddEphemeral(ctx, f.Client, pod.Name, f.DebugContainer(name, "")); err != nil {
+			ownFailure("add ephemeral container %s to pod %s: %s", name, pod.Name, kube.Rejection(err))
+		}
+		m := f.DebugMarker(name)
+		var why string
+		last, err := f.PollPod(ctx, pod.Name, name+"'s process running on the node", func(ctx context.Context, _ *corev1.Pod) bool {
+			var r oracle.Report
+			r, why = f.NodeReport(ctx, running, m)
+			return why == "" && len(r.Found[m]) > 0
+		})
+		if err != nil {
+			status := "no pod read"
+			if last != nil {
+				status = statusLine(kube.EphemeralStatus(last, name))
+			}
+			ownFailure("the ephemeral container %s was not seen running on the node (%v; %s); its status: %s; nothing judged", name, err, why, status)
+		}
+	}
+	sentinel("sentinel-1")
+	sentinel("sentinel-2")
+	after, unavailable := f.NodeReport(ctx, running, marker)
 	if unavailable != "" {
 		ownFailure("the node observer did not answer once the sentinels ran: %s; nothing judged", unavailable)
+	}
+	synced, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		ownFailure("reading pod %s: %v", pod.Name, err)
 	}
 	var again []string
 	for _, p := range after.Found[marker] {
@@ -95,8 +128,11 @@ func lifecycleRemovedStaysGone(ctx SpecContext, at placement) {
 	if now != nil && now.ContainerID != "" && now.ContainerID != id {
 		again = append(again, "its status names another container: "+statusLine(now))
 	}
-	b.Evidence("judged %s after the removal, once two ephemeral containers added after it ran (the second started by a sync of the pod that saw the runtime after the removal; a kubelet starting the removed one again starts it in that sync at the latest); the node's /proc then showed %d processes carrying its marker; its status: %s",
+	b.Evidence("judged %s after the removal, once two ephemeral containers added after it ran on the node (the second started by a sync of the pod that saw the runtime after the removal; a kubelet starting the removed one again starts it in that sync at the latest); the node's /proc then showed %d processes carrying its marker; its status: %s",
 		time.Since(removed).Round(time.Second), len(after.Found[marker]), statusLine(now))
+	if s := kube.EphemeralStatus(synced, "sentinel-2"); s == nil || s.State.Running == nil {
+		b.Evidence("the pod's status shows sentinel-2 %s though its process runs on the node: the kubelet's status of the pod stopped moving", statusLine(s))
+	}
 	b.Check(len(again) == 0, "it was started again after its removal: %s", strings.Join(again, "; "))
 	f.Checker.Record(b.Done("not started again through the kubelet's syncs of the pod after the removal"))
 }
