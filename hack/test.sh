@@ -104,10 +104,11 @@ cluster_lane() {
 }
 log=$dir/cluster-selftest.log
 # Lanes where the CPUs allow: measured on a 2-CPU machine, make test is
-# bound by CPU (30 CPU-minutes of stages, the CPUs 89 to 90% busy with
-# lanes), and two lanes took 18m18s to 20m42s in four runs against about
-# 20 minutes one after the other, with every suite's spec times longer for
-# the contention. So two lanes from 4 CPUs on, one lane below.
+# bound by CPU (then 30 CPU-minutes of stages, now about 27; the CPUs 89 to
+# 90% busy with lanes), and two lanes took 18m18s to 20m42s in four runs
+# against about 20 minutes one after the other, with every suite's spec
+# times longer for the contention. So two lanes from 4 CPUs on, one lane
+# below.
 lanes=${LANES:-$(( $(nproc) >= 4 ? 2 : 1 ))}
 echo "ectest: make test in $lanes lane(s) on $(nproc) CPUs (LANES=1 or 2 to choose)"
 if [ "$lanes" = 1 ]; then
