@@ -30,13 +30,23 @@ trap 'rm -rf "$bin"' EXIT
 progress "building ectest-report" $go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
 plain_path=/usr/sbin:/usr/bin:/sbin:/bin
 code=0
-# Ctrl-C (or SIGTERM) stops the campaign: the run in progress ends as the
-# suite ends on Ctrl-C (cleaned up, exit 3), and no further run starts (a
+# Ctrl-C or SIGTERM stops the campaign: the run in progress ends as the
+# suite ends on them (cleaned up, exit 3), and nothing further starts (a
 # suite that handled the signal exits normally, which a shell's loop would
-# go on from).
+# go on from). Ctrl-C reaches the suite from the terminal (its process
+# group); SIGTERM, sent to this shell alone, is passed on to it.
 interrupted=
-trap 'interrupted=1' INT TERM
+pid=
+trap 'interrupted=1' INT
+trap 'interrupted=1; [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null' TERM
+stop_if_interrupted() {
+  if [ -n "$interrupted" ]; then
+    echo "ectest: soak: interrupted ($1): no further run, nothing more compared" >&2
+    exit 130
+  fi
+}
 for suite in $suites; do
+  stop_if_interrupted "before the $suite suite"
   case $suite in
     cri | cluster) ;;
     *) echo "ectest: SUITES: unknown suite '$suite' (cri, cluster)" >&2; exit 2 ;;
@@ -56,19 +66,26 @@ for suite in $suites; do
   rm -rf "${report:?}/$suite"
   mkdir -p "$report/$suite"
   for i in $(seq 1 "$n"); do
+    stop_if_interrupted "before $suite run $i of $n"
     dir="$report/$suite/run-$(printf %02d "$i")"
     start=$(date +%s)
-    (cd "$bin" && env PATH=$plain_path NO_COLOR=1 "./$suite.test" -parallel="$procs" -ginkgo.randomize-all -report-dir="$dir" ${flags[@]+"${flags[@]}"}) > "$dir.log" 2>&1
-    rc=$?
+    # In the background and waited for, so that SIGTERM's trap runs (and
+    # passes it on) while the run goes on; wait again while it lives.
+    (cd "$bin" && exec env PATH=$plain_path NO_COLOR=1 "./$suite.test" -parallel="$procs" -ginkgo.randomize-all -report-dir="$dir" ${flags[@]+"${flags[@]}"}) > "$dir.log" 2>&1 &
+    pid=$!
+    while :; do
+      wait "$pid"
+      rc=$?
+      kill -0 "$pid" 2>/dev/null || break
+    done
+    pid=
     echo "ectest: soak: $suite run $i of $n: exit $rc after $(( $(date +%s) - start ))s; $(tail -n 1 "$dir.log")"
     dirs+=("$dir")
-    if [ -n "$interrupted" ]; then
-      echo "ectest: soak: interrupted during $suite run $i of $n: no further run, nothing compared" >&2
-      exit 130
-    fi
+    stop_if_interrupted "during $suite run $i of $n"
   done
   "$bin/ectest-report" -soak "$suite suite, $n runs, -parallel=$procs, randomized" -o "$report/$suite" "${dirs[@]}"
   rc=$?
+  stop_if_interrupted "while comparing the $suite suite's runs"
   (( rc > code )) && code=$rc
   if [ "$suite" = cluster ]; then
     "$bin/ectest-kind" down -name "$cluster" > /dev/null 2>&1 || code=3
