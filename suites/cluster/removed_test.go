@@ -9,10 +9,8 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
-	"github.com/ectest/ectest/framework/oracle"
 	. "github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // LIFE-2 when the runtime loses an ephemeral container behind the kubelet's
@@ -93,11 +91,18 @@ func lifecycleRemovedStaysGone(ctx SpecContext, at placement) {
 			ownFailure("add ephemeral container %s to pod %s: %s", name, pod.Name, kube.Rejection(err))
 		}
 		m := f.DebugMarker(name)
-		var why string
+		why := "the node observer found no process carrying " + m
 		last, err := f.PollPod(ctx, pod.Name, name+"'s process running on the node", func(ctx context.Context, _ *corev1.Pod) bool {
-			var r oracle.Report
-			r, why = f.NodeReport(ctx, running, m)
-			return why == "" && len(r.Found[m]) > 0
+			// One answer of the observer (an exec) at a time, bounded: a hung
+			// one must not hold the wait and its environment rechecks.
+			call, cancel := context.WithTimeout(ctx, f.Timeouts.Exec)
+			defer cancel()
+			r, unavailable := f.NodeReport(call, running, m)
+			if unavailable != "" {
+				why = unavailable
+				return false
+			}
+			return len(r.Found[m]) > 0
 		})
 		if err != nil {
 			status := "no pod read"
@@ -113,9 +118,18 @@ func lifecycleRemovedStaysGone(ctx SpecContext, at placement) {
 	if unavailable != "" {
 		ownFailure("the node observer did not answer once the sentinels ran: %s; nothing judged", unavailable)
 	}
-	synced, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-	if err != nil {
-		ownFailure("reading pod %s: %v", pod.Name, err)
+	// What the pod's status says is evidence, read once the verdict's
+	// observation is made: it may lag behind the node for a moment, so it is
+	// given that long to show sentinel-2 running (Timeouts.ContainerReady);
+	// a status that never does has stopped moving.
+	bounded, cancel := context.WithTimeout(ctx, f.Timeouts.ContainerReady)
+	synced, lagging := f.PollPod(bounded, pod.Name, "showing sentinel-2 running", func(_ context.Context, p *corev1.Pod) bool {
+		s := kube.EphemeralStatus(p, "sentinel-2")
+		return s != nil && s.State.Running != nil
+	})
+	cancel()
+	if synced == nil {
+		ownFailure("reading pod %s: %v", pod.Name, lagging)
 	}
 	var again []string
 	for _, p := range after.Found[marker] {
@@ -130,8 +144,9 @@ func lifecycleRemovedStaysGone(ctx SpecContext, at placement) {
 	}
 	b.Evidence("judged %s after the removal, once two ephemeral containers added after it ran on the node (the second started by a sync of the pod that saw the runtime after the removal; a kubelet starting the removed one again starts it in that sync at the latest); the node's /proc then showed %d processes carrying its marker; its status: %s",
 		time.Since(removed).Round(time.Second), len(after.Found[marker]), statusLine(now))
-	if s := kube.EphemeralStatus(synced, "sentinel-2"); s == nil || s.State.Running == nil {
-		b.Evidence("the pod's status shows sentinel-2 %s though its process runs on the node: the kubelet's status of the pod stopped moving", statusLine(s))
+	if lagging != nil {
+		b.Evidence("sentinel-2's process ran on the node, but the pod's status did not show it running within %s (it shows %s): the pod's status stopped moving, as it does when the API server refuses the kubelet's updates that take a terminated ephemeral container back to running",
+			f.Timeouts.ContainerReady, statusLine(kube.EphemeralStatus(synced, "sentinel-2")))
 	}
 	b.Check(len(again) == 0, "it was started again after its removal: %s", strings.Join(again, "; "))
 	f.Checker.Record(b.Done("not started again through the kubelet's syncs of the pod after the removal"))
