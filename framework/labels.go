@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -98,6 +99,11 @@ func init() {
 		labels[string(d.Name)] = "capability: " + d.Summary
 	}
 }
+
+// IsTestDouble says whether a spec with these labels checks the suite
+// itself through a test double (LabelTestDouble): its failure is the
+// suite's, never a verdict on the system under test.
+func IsTestDouble(labels []string) bool { return slices.Contains(labels, LabelTestDouble) }
 
 // Label returns Ginkgo labels, panicking at tree construction on an unknown
 // one (a suite bug, caught by every run and by `make test`).

@@ -280,12 +280,13 @@ func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sa
 	defer cancel()
 	resp, err := f.Runtime.Runtime.RunPodSandbox(cctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: f.Handler})
 	switch {
-	case resp != nil && resp.PodSandboxId != "" && reuse:
-		sb.ID = resp.PodSandboxId
-		ginkgo.DeferCleanup(f.releaseSandbox, sb)
 	case resp != nil && resp.PodSandboxId != "":
 		sb.ID = resp.PodSandboxId
-		ginkgo.DeferCleanup(f.removeSandbox, resp.PodSandboxId)
+		if reuse {
+			ginkgo.DeferCleanup(f.releaseSandbox, sb)
+		} else {
+			ginkgo.DeferCleanup(f.removeSandbox, sb.ID)
+		}
 	case reuse:
 		_ = os.RemoveAll(cfg.LogDirectory) // no sandbox to release it with
 	}

@@ -46,7 +46,7 @@ func Observations(r types.Report) ([]capability.SpecObservations, error) {
 		var oerrs []error
 		so.Observations, oerrs = decodeObservations(s)
 		errs = append(errs, oerrs...)
-		if len(so.Observations) > 0 && slices.Contains(s.Labels(), framework.LabelTestDouble) {
+		if len(so.Observations) > 0 && framework.IsTestDouble(s.Labels()) {
 			// It judged a test double, not the system under test: a suite
 			// bug, never a cell of the matrix.
 			errs = append(errs, fmt.Errorf("spec %q checks the suite through a test double (label %s) yet recorded observations of capabilities", s.FullText(), framework.LabelTestDouble))

@@ -214,7 +214,7 @@ func JudgeSpecReport(sr types.SpecReport) SpecVerdict {
 	}
 	end := capability.SpecEnd{IsSpec: isSpec, State: sr.State.String(), Message: sr.Failure.Message,
 		FailedInSpecBody: sr.Failure.FailureNodeType == types.NodeTypeIt, Observations: specObservations(sr),
-		TestDouble: slices.Contains(sr.Labels(), framework.LabelTestDouble)}
+		TestDouble: framework.IsTestDouble(sr.Labels())}
 	for _, e := range sr.ReportEntries {
 		if e.Name == capability.EnvironmentEntryName {
 			end.EnvironmentError = e.StringRepresentation()

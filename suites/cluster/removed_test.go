@@ -93,11 +93,9 @@ func lifecycleRemovedStaysGone(ctx SpecContext, at placement) {
 		m := f.DebugMarker(name)
 		why := "the node observer found no process carrying " + m
 		last, err := f.PollPod(ctx, pod.Name, name+"'s process running on the node", func(ctx context.Context, _ *corev1.Pod) bool {
-			// One answer of the observer (an exec) at a time, bounded: a hung
-			// one must not hold the wait and its environment rechecks.
-			call, cancel := context.WithTimeout(ctx, f.Timeouts.Exec)
-			defer cancel()
-			r, unavailable := f.NodeReport(call, running, m)
+			// (Each answer of the observer is an exec, bounded by
+			// Timeouts.Exec: a hung one does not hold the wait.)
+			r, unavailable := f.NodeReport(ctx, running, m)
 			if unavailable != "" {
 				why = unavailable
 				return false

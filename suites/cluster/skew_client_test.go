@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/ectest/ectest/fixtures/apiproxy"
 	"github.com/ectest/ectest/framework"
@@ -23,7 +22,7 @@ func throughDouble(f *kube.Framework, personality apiproxy.Personality) (kuberne
 	// A spec's failure through a double is the suite's own (a run error),
 	// through the real server a verdict: the label must say which (a panic,
 	// an error of the run, when it does not).
-	if labelled := slices.Contains(CurrentSpecReport().Labels(), framework.LabelTestDouble); labelled != (personality != "") {
+	if labelled := framework.IsTestDouble(CurrentSpecReport().Labels()); labelled != (personality != "") {
 		panic(fmt.Sprintf("suite bug: a spec through %q (\"\" is the real server) must carry the label %s exactly when it goes through a test double", personality, framework.LabelTestDouble))
 	}
 	if personality == "" {
