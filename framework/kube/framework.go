@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,10 +70,18 @@ type Session struct {
 	// a spec of this process found it (RegistryWatch): every later wait on
 	// a pod is that run error at once, not after a wait of its own.
 	unreachable atomic.Pointer[error]
+	// emptied are the namespaces of this process's specs that ended: their
+	// pods are deleted, the namespaces themselves at the end of the run
+	// (DeleteNamespaces).
+	emptied struct {
+		sync.Mutex
+		names []string
+	}
 }
 
-// Framework is one spec's view of the cluster: its own namespace, deleted
-// when the spec ends, whatever its outcome (the run waits for it at its end).
+// Framework is one spec's view of the cluster: its own namespace, whose pods
+// are deleted when the spec ends, whatever its outcome, and the namespace at
+// the end of the run (the run waits for both at its end).
 type Framework struct {
 	*Session
 	// Checker is the session's, bound to the capabilities the spec
@@ -101,7 +110,7 @@ func New(ctx context.Context, s *Session, labels map[string]string, exercises ..
 		f.Checker.Fail("create the spec's namespace: " + err.Error())
 	}
 	f.Namespace = ns.Name
-	ginkgo.DeferCleanup(f.deleteNamespace)
+	ginkgo.DeferCleanup(f.emptyNamespace)
 	// Pods are refused until the namespace's default ServiceAccount exists.
 	gomega.Eventually(ctx, func() error {
 		_, err := s.Client.CoreV1().ServiceAccounts(f.Namespace).Get(ctx, "default", metav1.GetOptions{})
@@ -110,21 +119,47 @@ func New(ctx context.Context, s *Session, labels map[string]string, exercises ..
 	return f
 }
 
-// deleteNamespace asks for the spec's namespace to be deleted and does not
-// wait: deletion runs in the background while later specs run, and the
+// emptyNamespace deletes the pods of the spec's namespace, and leaves the
+// namespace to the end of the run (Session.DeleteNamespaces), without
+// waiting for either. The pods hold the node's resources and go at once;
+// deleting a namespace is the namespace controller's sweep through every
+// namespaced resource of the API (about 66 requests), work that would only
+// compete with the specs still running for the machine's CPUs. The
 // run-level leak check (environment.ClusterHandle.Leaks) waits, once, for
-// every namespace and pod sandbox of the run to be gone, so a namespace
-// that never goes away is still a failure of the run.
-func (f *Framework) deleteNamespace() error {
+// every namespace and pod sandbox of the run to be gone, so a namespace or
+// pod that never goes away is still a failure of the run.
+func (f *Framework) emptyNamespace() error {
 	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
 	defer cancel()
-	zero := int64(0)
-	background := metav1.DeletePropagationBackground
-	err := f.Client.CoreV1().Namespaces().Delete(ctx, f.Namespace, metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &background})
+	f.emptied.Lock()
+	f.emptied.names = append(f.emptied.names, f.Namespace)
+	f.emptied.Unlock()
+	// Each pod's own grace period (CreatePod's zero unless the spec set
+	// one), as the namespace controller's deletion would.
+	err := f.Client.CoreV1().Pods(f.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete namespace %s: %w", f.Namespace, err)
+		return fmt.Errorf("delete the pods of namespace %s: %w", f.Namespace, err)
 	}
 	return nil
+}
+
+// DeleteNamespaces asks for the namespaces of the process's ended specs to
+// be deleted, and does not wait: the run's leak check does.
+func (s *Session) DeleteNamespaces(ctx context.Context) error {
+	s.emptied.Lock()
+	names := s.emptied.names
+	s.emptied.names = nil
+	s.emptied.Unlock()
+	zero := int64(0)
+	background := metav1.DeletePropagationBackground
+	var errs []error
+	for _, ns := range names {
+		err := s.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &background})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete namespace %s: %w", ns, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // TargetContainer is a container of the suite's target program.

@@ -6,6 +6,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"testing"
@@ -83,7 +84,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 
 var _ = SynchronizedAfterSuite(func(ctx SpecContext) {
 	if session != nil {
-		Expect(session.CloseObservers(ctx)).To(Succeed(), "removing the node observers")
+		Expect(errors.Join(session.DeleteNamespaces(ctx), session.CloseObservers(ctx))).To(Succeed(), "deleting the namespaces of this process's specs and its node observers")
 	}
 }, func(ctx SpecContext) {
 	if handle == nil {
