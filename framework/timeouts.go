@@ -32,10 +32,13 @@ type Timeouts struct {
 	LogWrite time.Duration
 	// Cleanup bounds the teardown of one resource.
 	Cleanup time.Duration
-	// Drain is how long, at the end of a cluster run, the namespaces its
-	// specs deleted without waiting (and their pods' sandboxes on the
-	// nodes) may take to be gone before what is left counts as leaked.
+	// Drain is how long, at the end of a cluster run, the deletion of its
+	// namespaces (and their pods' sandboxes on the nodes) may go without
+	// anything of them going before what is left counts as leaked.
 	Drain time.Duration
+	// DrainLimit bounds the whole of that wait, however long the deletions
+	// keep making progress.
+	DrainLimit time.Duration
 	// Poll is the interval of Eventually polls.
 	Poll time.Duration
 	// Keystroke is how often a session waiting for a shell to answer types
@@ -88,6 +91,7 @@ var DefaultTimeouts = Timeouts{
 	LogWrite:       10 * time.Second,
 	Cleanup:        60 * time.Second,
 	Drain:          3 * time.Minute,
+	DrainLimit:     30 * time.Minute,
 	Poll:           100 * time.Millisecond,
 	Keystroke:      250 * time.Millisecond,
 	ProcessStop:    2 * time.Second,

@@ -340,18 +340,60 @@ func removeStoppedSandboxes(found []kind.NodeSandbox, remove func(kind.NodeSandb
 	return left, removed
 }
 
+// waitGone polls left until it lists nothing, and returns what it lists
+// once nothing of it has gone for drain: the run waits for as long as
+// its deletions make progress, however slowly (the namespace controller
+// sweeps every namespaced resource type of the API for each namespace, so
+// a cluster with many of them takes longer per namespace), and what has
+// not gone for drain while nothing else went counts as left behind, as
+// does what is still there after limit.
+func waitGone(ctx context.Context, drain, limit, poll time.Duration, left func() ([]string, error)) ([]string, error) {
+	var last map[string]bool
+	start := time.Now()
+	progress := start
+	for {
+		now, err := left()
+		if err != nil {
+			return nil, err
+		}
+		if len(now) == 0 {
+			return nil, nil
+		}
+		cur := make(map[string]bool, len(now))
+		for _, s := range now {
+			cur[s] = true
+		}
+		for s := range last {
+			if !cur[s] {
+				progress = time.Now() // something went (or changed phase)
+				break
+			}
+		}
+		last = cur
+		if time.Since(progress) >= drain || time.Since(start) >= limit {
+			return now, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
 func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
 	_, client, err := kube.Connect(kubeconfig, nil)
 	return client, err
 }
 
 // Leaks lists what of this run is still present once its asynchronous
-// deletions had framework.Timeouts.Drain to finish: namespaces (specs ask
-// for theirs to be deleted and do not wait), pod sandboxes on the nodes of
-// a kind cluster (the kubelet's teardown of the pods in them; pods made
-// through kube.Framework.CreatePod carry the run's label, which the runtime
-// keeps on their sandboxes; the copies kubectl debug --copy-to makes carry
-// none, and only their namespace's deletion is waited for), Node objects
+// deletions stopped making progress for framework.Timeouts.Drain:
+// namespaces (each process deletes its specs' namespaces at its end, and
+// does not wait), pod sandboxes on the nodes of a kind cluster (the
+// kubelet's teardown of the pods in them; pods made through
+// kube.Framework.CreatePod carry the run's label, which the runtime keeps
+// on their sandboxes; the copies kubectl debug --copy-to makes carry none,
+// and only their namespace's deletion is waited for), Node objects
 // (registered by specs) and cluster-scoped RBAC objects.
 //
 // Once the run's namespaces are gone, their pods' sandboxes are stopped at
@@ -367,39 +409,33 @@ func (h *ClusterHandle) Leaks(ctx context.Context, logf func(string, ...any)) ([
 		return nil, err
 	}
 	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + h.Env.RunID}
-	var out []string
-	var sandboxes []string
 	var removed []string
-	deadline := time.Now().Add(framework.DefaultTimeouts.Drain)
-	for {
+	out, err := waitGone(ctx, framework.DefaultTimeouts.Drain, framework.DefaultTimeouts.DrainLimit, framework.DefaultTimeouts.Poll*5, func() ([]string, error) {
 		nss, err := client.CoreV1().Namespaces().List(ctx, sel)
 		if err != nil {
 			return nil, err
 		}
-		sandboxes = nil
-		if len(nss.Items) == 0 && h.cluster != nil {
-			found, _, err := h.cluster.NodeSandboxes(kube.LabelRun, h.Env.RunID)
-			if err != nil {
-				return nil, err
-			}
-			var gone []string
-			sandboxes, gone = removeStoppedSandboxes(found, h.cluster.RemoveStoppedSandbox)
-			removed = append(removed, gone...)
+		var left []string
+		for _, n := range nss.Items {
+			left = append(left, fmt.Sprintf("namespace %s (%s)", n.Name, n.Status.Phase))
 		}
-		if (len(nss.Items) == 0 && len(sandboxes) == 0) || time.Now().After(deadline) {
-			for _, n := range nss.Items {
-				out = append(out, fmt.Sprintf("namespace %s (%s)", n.Name, n.Status.Phase))
-			}
-			for _, s := range sandboxes {
-				out = append(out, "pod sandbox on node "+s)
-			}
-			break
+		if len(left) > 0 || h.cluster == nil {
+			return left, nil
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for the run's namespaces and pod sandboxes to be gone: %w", ctx.Err())
-		case <-time.After(framework.DefaultTimeouts.Poll * 5):
+		found, _, err := h.cluster.NodeSandboxes(kube.LabelRun, h.Env.RunID)
+		if err != nil {
+			return nil, err
 		}
+		var sandboxes, gone []string
+		sandboxes, gone = removeStoppedSandboxes(found, h.cluster.RemoveStoppedSandbox)
+		removed = append(removed, gone...)
+		for _, s := range sandboxes {
+			left = append(left, "pod sandbox on node "+s)
+		}
+		return left, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the run's namespaces and pod sandboxes to be gone: %w", err)
 	}
 	if len(removed) > 0 {
 		logf("removed %d stopped pod sandboxes of this run's deleted pods from the nodes (the kubelet's garbage collection would, within a minute): %s", len(removed), strings.Join(removed, ", "))

@@ -1,7 +1,9 @@
 package environment
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +122,54 @@ func TestRemoveStoppedSandboxes(t *testing.T) {
 	}
 	if left, removed := removeStoppedSandboxes(nil, remove); len(left) != 0 || len(removed) != 0 {
 		t.Errorf("no sandboxes: left %v, removed %v", left, removed)
+	}
+}
+
+// The run's end waits for its namespaces while they go, however slowly, and
+// reports what has not gone once nothing went for the drain window, or once
+// the limit ran out.
+func TestWaitGoneWaitsWhileThingsGo(t *testing.T) {
+	const drain, limit, poll = 40 * time.Millisecond, 5 * time.Second, time.Millisecond
+	// Slow but steady: one goes every 15 ms (more than the window between
+	// the first and the last, less than it between two).
+	list := []string{"ns-1", "ns-2", "ns-3", "ns-4", "ns-5", "ns-6"}
+	started := time.Now()
+	steady := func() ([]string, error) {
+		gone := int(time.Since(started) / (15 * time.Millisecond))
+		return list[min(gone, len(list)):], nil
+	}
+	if left, err := waitGone(context.Background(), drain, limit, poll, steady); err != nil || len(left) != 0 {
+		t.Errorf("deletions that keep going were cut off: left %v, err %v", left, err)
+	}
+	// Stuck: two go, then one stays.
+	calls := 0
+	stuck := func() ([]string, error) {
+		calls++
+		if calls < 3 {
+			return list[calls:3], nil
+		}
+		return []string{"ns-3 (Terminating)"}, nil
+	}
+	left, err := waitGone(context.Background(), drain, limit, poll, stuck)
+	if err != nil || len(left) != 1 || left[0] != "ns-3 (Terminating)" {
+		t.Errorf("a namespace that never goes must be reported: left %v, err %v", left, err)
+	}
+	// Progress forever, but the limit holds.
+	n := 0
+	churn := func() ([]string, error) { n++; return []string{fmt.Sprint("ns-", n)}, nil }
+	bound, cancelBound := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancelBound()
+	left, err = waitGone(bound, drain, 100*time.Millisecond, poll, churn)
+	if err != nil || len(left) != 1 {
+		t.Errorf("the limit did not hold: left %v, err %v", left, err)
+	}
+	// An error of the listing, and a cancelled context, end the wait.
+	if _, err := waitGone(context.Background(), drain, limit, poll, func() ([]string, error) { return nil, errors.New("boom") }); err == nil {
+		t.Error("a listing error was not returned")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := waitGone(ctx, time.Hour, time.Hour, poll, func() ([]string, error) { return []string{"x"}, nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled wait returned %v", err)
 	}
 }

@@ -96,7 +96,7 @@ var _ = SynchronizedAfterSuite(func(ctx SpecContext) {
 	Expect(leakErr).NotTo(HaveOccurred())
 	Expect(leaks).To(BeEmpty(), "objects of this run left in the cluster after every spec's cleanup")
 	Expect(downErr).NotTo(HaveOccurred(), "tearing the cluster environment down")
-}, NodeTimeout(framework.DefaultTimeouts.Drain+framework.DefaultTimeouts.Cleanup*2))
+}, NodeTimeout(framework.DefaultTimeouts.DrainLimit+framework.DefaultTimeouts.Cleanup*2))
 
 var _ = ReportAfterSuite("ectest reports", func(r Report) {
 	var subject *report.Subject
