@@ -37,7 +37,8 @@ type Timeouts struct {
 	// anything of them going before what is left counts as leaked.
 	Drain time.Duration
 	// DrainLimit bounds the whole of that wait, however long the deletions
-	// keep making progress.
+	// keep making progress: within the 300 s a sonobuoy plugin's pod has
+	// after SIGTERM to clean up and write its reports (deploy/sonobuoy).
 	DrainLimit time.Duration
 	// Poll is the interval of Eventually polls.
 	Poll time.Duration
@@ -91,7 +92,7 @@ var DefaultTimeouts = Timeouts{
 	LogWrite:       10 * time.Second,
 	Cleanup:        60 * time.Second,
 	Drain:          3 * time.Minute,
-	DrainLimit:     30 * time.Minute,
+	DrainLimit:     4 * time.Minute,
 	Poll:           100 * time.Millisecond,
 	Keystroke:      250 * time.Millisecond,
 	ProcessStop:    2 * time.Second,

@@ -386,10 +386,38 @@ func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
 	return client, err
 }
 
+// DeleteNamespaces asks for every namespace of the run to be deleted, by
+// the run's label, once every process is done: the specs' namespaces (a
+// spec's cleanup deleted only their pods, kube.Framework), the node
+// observers' (their process deleted it already, unless it died), and any a
+// process left because it died before its end. It does not wait: Leaks does.
+func (h *ClusterHandle) DeleteNamespaces(ctx context.Context) error {
+	client, err := clientFor(h.Env.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	return deleteRunNamespaces(ctx, client, h.Env.RunID)
+}
+
+// deleteRunNamespaces deletes the namespaces labelled with run that are not
+// being deleted already.
+func deleteRunNamespaces(ctx context.Context, client kubernetes.Interface, run string) error {
+	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + run})
+	if err != nil {
+		return fmt.Errorf("list the run's namespaces: %w", err)
+	}
+	var errs []error
+	for _, n := range nss.Items {
+		if n.DeletionTimestamp == nil {
+			errs = append(errs, kube.DeleteNamespace(ctx, client, n.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Leaks lists what of this run is still present once its asynchronous
 // deletions stopped making progress for framework.Timeouts.Drain:
-// namespaces (each process deletes its specs' namespaces at its end, and
-// does not wait), pod sandboxes on the nodes of a kind cluster (the
+// namespaces (DeleteNamespaces asks for them to go and does not wait), pod sandboxes on the nodes of a kind cluster (the
 // kubelet's teardown of the pods in them; pods made through
 // kube.Framework.CreatePod carry the run's label, which the runtime keeps
 // on their sandboxes; the copies kubectl debug --copy-to makes carry none,

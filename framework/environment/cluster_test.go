@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/ectest/ectest/kind"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func node(name, label, reported string, controlPlane bool) corev1.Node {
@@ -129,13 +132,13 @@ func TestRemoveStoppedSandboxes(t *testing.T) {
 // reports what has not gone once nothing went for the drain window, or once
 // the limit ran out.
 func TestWaitGoneWaitsWhileThingsGo(t *testing.T) {
-	const drain, limit, poll = 40 * time.Millisecond, 5 * time.Second, time.Millisecond
-	// Slow but steady: one goes every 15 ms (more than the window between
-	// the first and the last, less than it between two).
+	const drain, limit, poll = 200 * time.Millisecond, 10 * time.Second, time.Millisecond
+	// Slow but steady: one goes every 50 ms (more than the window between
+	// the first and the last, a quarter of it between two).
 	list := []string{"ns-1", "ns-2", "ns-3", "ns-4", "ns-5", "ns-6"}
 	started := time.Now()
 	steady := func() ([]string, error) {
-		gone := int(time.Since(started) / (15 * time.Millisecond))
+		gone := int(time.Since(started) / (50 * time.Millisecond))
 		return list[min(gone, len(list)):], nil
 	}
 	if left, err := waitGone(context.Background(), drain, limit, poll, steady); err != nil || len(left) != 0 {
@@ -159,7 +162,7 @@ func TestWaitGoneWaitsWhileThingsGo(t *testing.T) {
 	churn := func() ([]string, error) { n++; return []string{fmt.Sprint("ns-", n)}, nil }
 	bound, cancelBound := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancelBound()
-	left, err = waitGone(bound, drain, 100*time.Millisecond, poll, churn)
+	left, err = waitGone(bound, drain, 300*time.Millisecond, poll, churn)
 	if err != nil || len(left) != 1 {
 		t.Errorf("the limit did not hold: left %v, err %v", left, err)
 	}
@@ -171,5 +174,32 @@ func TestWaitGoneWaitsWhileThingsGo(t *testing.T) {
 	cancel()
 	if _, err := waitGone(ctx, time.Hour, time.Hour, poll, func() ([]string, error) { return []string{"x"}, nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled wait returned %v", err)
+	}
+}
+
+// The run's end deletes every namespace of the run, whoever emptied it, and
+// leaves alone those of other runs and those already being deleted.
+func TestDeleteRunNamespaces(t *testing.T) {
+	ns := func(name, run string, deleting bool) *corev1.Namespace {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.LabelRun: run}}}
+		if deleting {
+			now := metav1.Now()
+			n.DeletionTimestamp = &now
+		}
+		return n
+	}
+	client := fake.NewClientset(ns("ectest-a", "r1", false), ns("ectest-b", "r1", false), ns("ectest-c", "r1", true), ns("ectest-other", "r2", false))
+	if err := deleteRunNamespaces(context.Background(), client, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, a := range client.Actions() {
+		if d, ok := a.(k8stesting.DeleteAction); ok && a.GetResource().Resource == "namespaces" {
+			deleted = append(deleted, d.GetName())
+		}
+	}
+	slices.Sort(deleted)
+	if !slices.Equal(deleted, []string{"ectest-a", "ectest-b"}) {
+		t.Errorf("deleted %v, want the run's namespaces not yet being deleted: [ectest-a ectest-b]", deleted)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,18 +69,11 @@ type Session struct {
 	// a spec of this process found it (RegistryWatch): every later wait on
 	// a pod is that run error at once, not after a wait of its own.
 	unreachable atomic.Pointer[error]
-	// emptied are the namespaces of this process's specs that ended: their
-	// pods are deleted, the namespaces themselves at the end of the run
-	// (DeleteNamespaces).
-	emptied struct {
-		sync.Mutex
-		names []string
-	}
 }
 
 // Framework is one spec's view of the cluster: its own namespace, whose pods
-// are deleted when the spec ends, whatever its outcome, and the namespace at
-// the end of the run (the run waits for both at its end).
+// are deleted when the spec ends, whatever its outcome, and the namespace
+// itself at the end of the run (which waits for both).
 type Framework struct {
 	*Session
 	// Checker is the session's, bound to the capabilities the spec
@@ -94,7 +86,8 @@ type Framework struct {
 	Node string
 }
 
-// New creates the spec's namespace and registers its deletion. labels are
+// New creates the spec's namespace and registers the deletion of its pods
+// (emptyNamespace; the namespace goes at the end of the run). labels are
 // added to the namespace (Pod Security levels, for example).
 func New(ctx context.Context, s *Session, labels map[string]string, exercises ...capability.Name) *Framework {
 	ginkgo.GinkgoHelper()
@@ -120,20 +113,18 @@ func New(ctx context.Context, s *Session, labels map[string]string, exercises ..
 }
 
 // emptyNamespace deletes the pods of the spec's namespace, and leaves the
-// namespace to the end of the run (Session.DeleteNamespaces), without
-// waiting for either. The pods hold the node's resources and go at once;
-// deleting a namespace is the namespace controller's sweep through every
-// namespaced resource of the API (about 66 requests), work that would only
-// compete with the specs still running for the machine's CPUs. The
-// run-level leak check (environment.ClusterHandle.Leaks) waits, once, for
-// every namespace and pod sandbox of the run to be gone, so a namespace or
-// pod that never goes away is still a failure of the run.
+// namespace to the end of the run (environment.ClusterHandle.DeleteNamespaces
+// deletes every namespace of the run by its label once every process is
+// done), without waiting for either. The pods hold the node's resources and
+// go at once; deleting a namespace is the namespace controller's sweep
+// through every namespaced resource type of the API (about 66 requests on
+// kind), work that would only compete with the specs still running for the
+// machine's CPUs. The run-level leak check (environment.ClusterHandle.Leaks)
+// waits for every namespace and pod sandbox of the run to be gone, so a
+// namespace or pod that never goes away is still a failure of the run.
 func (f *Framework) emptyNamespace() error {
 	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
 	defer cancel()
-	f.emptied.Lock()
-	f.emptied.names = append(f.emptied.names, f.Namespace)
-	f.emptied.Unlock()
 	// Each pod's own grace period (CreatePod's zero unless the spec set
 	// one), as the namespace controller's deletion would.
 	err := f.Client.CoreV1().Pods(f.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
@@ -143,23 +134,16 @@ func (f *Framework) emptyNamespace() error {
 	return nil
 }
 
-// DeleteNamespaces asks for the namespaces of the process's ended specs to
-// be deleted, and does not wait: the run's leak check does.
-func (s *Session) DeleteNamespaces(ctx context.Context) error {
-	s.emptied.Lock()
-	names := s.emptied.names
-	s.emptied.names = nil
-	s.emptied.Unlock()
+// DeleteNamespace asks for a namespace to be deleted (grace 0, dependents
+// in the background) and does not wait; one already gone is no error.
+func DeleteNamespace(ctx context.Context, client kubernetes.Interface, name string) error {
 	zero := int64(0)
 	background := metav1.DeletePropagationBackground
-	var errs []error
-	for _, ns := range names {
-		err := s.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &background})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete namespace %s: %w", ns, err))
-		}
+	err := client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &background})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete namespace %s: %w", name, err)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // TargetContainer is a container of the suite's target program.

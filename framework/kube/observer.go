@@ -17,7 +17,6 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/oracle"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -185,11 +184,7 @@ func (s *Session) CloseObservers(ctx context.Context) error {
 	if o.namespace == "" {
 		return nil
 	}
-	zero := int64(0)
-	err := s.Client.CoreV1().Namespaces().Delete(ctx, o.namespace, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-	if apierrors.IsNotFound(err) {
-		err = nil
-	}
+	err := DeleteNamespace(ctx, s.Client, o.namespace)
 	o.namespace, o.pods, o.failed = "", nil, nil
 	return err
 }

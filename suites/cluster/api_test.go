@@ -178,9 +178,9 @@ var _ = Describe("The pods/ephemeralcontainers subresource", framework.Label(fra
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: tmpl.Spec}},
 		}, metav1.CreateOptions{})
 		if err == nil {
-			// Accepted (a nonconformance): its ReplicaSet would make pods
-			// again after the spec's cleanup deleted them, until the run's
-			// end deletes the namespace.
+			// Accepted (a nonconformance): its ReplicaSet would go on
+			// making pods (or trying to) after the spec's cleanup deleted
+			// them, until the run's end deletes the namespace.
 			DeferCleanup(func(ctx SpecContext) error {
 				return f.Client.AppsV1().Deployments(f.Namespace).Delete(ctx, "template", metav1.DeleteOptions{})
 			})

@@ -67,7 +67,7 @@ func (s subject) client(f *kube.Framework) kubernetes.Interface {
 }
 
 // grant binds a Role with rules (or a ClusterRole by name) to who in the
-// spec's namespace. Both live in the namespace, which the spec deletes.
+// spec's namespace. Both live in the namespace, which the run deletes.
 func grant(ctx context.Context, f *kube.Framework, who subject, clusterRole string, rules ...rbacv1.PolicyRule) {
 	GinkgoHelper()
 	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole}

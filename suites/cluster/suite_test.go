@@ -6,7 +6,6 @@ package cluster_test
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"testing"
@@ -84,15 +83,19 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 
 var _ = SynchronizedAfterSuite(func(ctx SpecContext) {
 	if session != nil {
-		Expect(errors.Join(session.DeleteNamespaces(ctx), session.CloseObservers(ctx))).To(Succeed(), "deleting the namespaces of this process's specs and its node observers")
+		Expect(session.CloseObservers(ctx)).To(Succeed(), "removing the node observers")
 	}
 }, func(ctx SpecContext) {
 	if handle == nil {
 		return
 	}
+	// Every process is done: the namespaces their specs emptied go now,
+	// all at once (and those of a process that died).
+	deleteErr := handle.DeleteNamespaces(ctx)
 	leaks, leakErr := handle.Leaks(ctx, framework.Logf)
 	failed := CurrentSpecReport().Failed() || len(leaks) > 0
 	downErr := handle.Down(context.Background(), failed)
+	Expect(deleteErr).NotTo(HaveOccurred(), "deleting the run's namespaces")
 	Expect(leakErr).NotTo(HaveOccurred())
 	Expect(leaks).To(BeEmpty(), "objects of this run left in the cluster after every spec's cleanup")
 	Expect(downErr).NotTo(HaveOccurred(), "tearing the cluster environment down")
@@ -115,7 +118,8 @@ var _ = AfterEach(func() {
 	}
 })
 
-// newFramework creates the spec's namespace (deleted when the spec ends)
+// newFramework creates the spec's namespace (its pods deleted when the spec
+// ends, the namespace at the end of the run)
 // and skips, with the reason, when the profile declares a capability the
 // spec exercises not applicable.
 func newFramework(ctx context.Context, exercises ...capability.Name) *kube.Framework {
