@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func exitingDebugger(f *kube.Framework, name, script string) corev1.EphemeralContainer {
@@ -105,15 +107,33 @@ func lifecyclePullFailure(ctx SpecContext, at placement) {
 	// ones it reports before it tries (ContainerCreating): it must be
 	// waiting, with the pull failure as reason.
 	beforePull := []string{"", "ContainerCreating", "PodInitializing"}
+	// The kubelet writes a pod's status before it syncs the pod's
+	// containers (kubelet.SyncPod), so the failure of this sync's pull
+	// shows in the next sync's status: after the pod worker's back-off of
+	// an error (10 s), or at once on a change of the pod. Once the kubelet
+	// has told of the failure (its Failed event on the container), the
+	// spec changes an annotation of the pod, for that sync to come now.
+	// What is judged is the status either way.
+	fieldPath := "spec.ephemeralContainers{debugger}"
+	nudged := false
 	var seen []string
-	got := f.WaitPod(ctx, pod.Name, "showing the kubelet's verdict on the ephemeral container's image", func(p *corev1.Pod) bool {
+	got, err := f.PollPod(ctx, pod.Name, "showing the kubelet's verdict on the ephemeral container's image", func(ctx context.Context, p *corev1.Pod) bool {
 		s := kube.EphemeralStatus(p, "debugger")
 		switch {
 		case s == nil:
 			return false
 		case s.State.Waiting != nil:
 			seen = appendOnce(seen, "waiting:"+s.State.Waiting.Reason)
-			return !slices.Contains(beforePull, s.State.Waiting.Reason)
+			if !slices.Contains(beforePull, s.State.Waiting.Reason) {
+				return true
+			}
+			if !nudged && kubeletFailed(ctx, f, pod.Name, fieldPath) {
+				nudge := fmt.Sprintf(`{"metadata":{"annotations":{"ectest.io/nudge":%q}}}`, f.Token)
+				_, err := f.Client.CoreV1().Pods(f.Namespace).Patch(ctx, pod.Name, types.MergePatchType, []byte(nudge), metav1.PatchOptions{})
+				nudged = err == nil
+				AddReportEntry("kubelet sync asked for", fmt.Sprintf("after its Failed event on %s: an annotation changed (err %v)", fieldPath, err), ReportEntryVisibilityAlways)
+			}
+			return false
 		case s.State.Running != nil:
 			seen = appendOnce(seen, "running")
 		case s.State.Terminated != nil:
@@ -121,6 +141,7 @@ func lifecyclePullFailure(ctx SpecContext, at placement) {
 		}
 		return true
 	})
+	Expect(err).NotTo(HaveOccurred(), "the ephemeral container's status never left %v; states seen: %s", beforePull, strings.Join(seen, " -> "))
 	s := kube.EphemeralStatus(got, "debugger")
 	AddReportEntry("states seen", strings.Join(seen, " -> "), ReportEntryVisibilityAlways)
 	Expect(s.State.Waiting).NotTo(BeNil(), "a container whose image cannot be pulled must be waiting; states seen: %s", strings.Join(seen, " -> "))
@@ -184,6 +205,16 @@ func lifecycleNeverRestarted(ctx SpecContext, at placement, policy corev1.Restar
 	b.Check(now.RestartCount == 0 && now.State.Terminated != nil && now.ContainerID == first.ContainerID,
 		"the kubelet reports the debugger started again: %s, at its exit %s", ephemeralSummary(now), ephemeralSummary(first))
 	f.Checker.Record(b.Done("exited once, and stayed exited through the kubelet's next sync of the pod"))
+}
+
+// kubeletFailed says whether the kubelet has reported a Failed event on the
+// container at fieldPath of the pod (a failed pull, for one).
+func kubeletFailed(ctx context.Context, f *kube.Framework, pod, fieldPath string) bool {
+	events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=Failed"})
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(events.Items, func(e corev1.Event) bool { return e.InvolvedObject.FieldPath == fieldPath })
 }
 
 // ephemeralSummary is an ephemeral container's status in one line.
