@@ -417,12 +417,13 @@ func deleteRunNamespaces(ctx context.Context, client kubernetes.Interface, run s
 
 // Leaks lists what of this run is still present once its asynchronous
 // deletions stopped making progress for framework.Timeouts.Drain:
-// namespaces (DeleteNamespaces asks for them to go and does not wait), pod sandboxes on the nodes of a kind cluster (the
-// kubelet's teardown of the pods in them; pods made through
-// kube.Framework.CreatePod carry the run's label, which the runtime keeps
-// on their sandboxes; the copies kubectl debug --copy-to makes carry none,
-// and only their namespace's deletion is waited for), Node objects
-// (registered by specs) and cluster-scoped RBAC objects.
+// namespaces (DeleteNamespaces asks for them to go and does not wait), pod
+// sandboxes on the nodes of a kind cluster (the kubelet's teardown of the
+// pods in them; pods made through kube.Framework.CreatePod carry the run's
+// label, which the runtime keeps on their sandboxes; the copies kubectl
+// debug --copy-to makes carry none, and only their namespace's deletion is
+// waited for), Node objects (registered by specs) and cluster-scoped RBAC
+// objects.
 //
 // Once the run's namespaces are gone, their pods' sandboxes are stopped at
 // once, but the kubelet removes a deleted pod's last sandbox only in its
