@@ -188,7 +188,11 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 `
 
 // configV3 is containerd 2.x's format: the CRI plugin split into runtime
-// and images plugins. The same settings as version 2, for these hosts.
+// and images plugins. The same settings as version 2, for these hosts, and
+// NRI's socket in the runtime's own state directory: containerd 2 serves NRI
+// by default at /var/run/nri/nri.sock, and of two embedded runtimes started
+// at once (make test's contract stage starts two) one failed to bind it
+// ("failed to start NRI interface ... address already in use") and exited.
 const configV3 = `version = 3
 root = "@ROOT@"
 state = "@STATE@"
@@ -220,6 +224,9 @@ state = "@STATE@"
 [plugins.'io.containerd.grpc.v1.cri']
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
+
+[plugins.'io.containerd.nri.v1.nri']
+  socket_path = "@STATE@/nri.sock"
 `
 
 // shimConfigs are the handlers' own configuration files (gVisor's

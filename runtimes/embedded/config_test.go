@@ -52,7 +52,7 @@ func TestDefaultRuntimeIsAFlavor(t *testing.T) {
 func TestConfigV3ForContainerd2(t *testing.T) {
 	l := layout{id: "x", dir: "/var/lib/ectest/embedded/x"}
 	got := containerdConfig(l, Options{ConfigVersion: 3, BinDir: "/cache/bin", SandboxImage: "127.0.0.1:5000/ectest/pause@sha256:1", CNIBinDir: "/usr/lib/cni"})
-	for _, want := range []string{"version = 3", `BinaryName = "/cache/bin/runc"`, `sandbox = "127.0.0.1:5000/ectest/pause@sha256:1"`, "restrict_oom_score_adj = true", `bin_dirs = ["/usr/lib/cni"]`} {
+	for _, want := range []string{"version = 3", `BinaryName = "/cache/bin/runc"`, `sandbox = "127.0.0.1:5000/ectest/pause@sha256:1"`, "restrict_oom_score_adj = true", `bin_dirs = ["/usr/lib/cni"]`, `socket_path = "/var/lib/ectest/embedded/x/state/nri.sock"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q", want)
 		}
