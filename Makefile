@@ -223,4 +223,4 @@ deps:
 	hack/install-deps.sh
 
 clean:
-	rm -rf _artifacts
+	rm -rf _artifacts _output/build

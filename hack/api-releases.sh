@@ -40,10 +40,10 @@ mkdir -p "$out"
 bin=$(mktemp -d /tmp/ectest-api-releases-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 echo "ectest: api-releases: building the suite binary and tools"
-progress "compiling the cluster suite" $go test -c -o "$bin/cluster.test" ./suites/cluster || exit 3
-progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-progress "building ectest-report" $go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
-progress "building ectest-kind" $go build -o "$bin/ectest-kind" ./cmd/ectest-kind || exit 3
+progress "compiling the cluster suite" go_binary test "$bin/cluster.test" ./suites/cluster || exit 3
+progress "building ginkgo" go_binary build "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
+progress "building ectest-report" go_binary build "$bin/ectest-report" ./cmd/ectest-report || exit 3
+progress "building ectest-kind" go_binary build "$bin/ectest-kind" ./cmd/ectest-kind || exit 3
 
 worst=0
 for v in $releases; do

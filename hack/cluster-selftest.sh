@@ -19,14 +19,14 @@ cd "$(dirname "$0")/.."
 go=${GO:-go}
 report=$(realpath -m "${ARTIFACTS:-_artifacts}/cluster-selftest")
 mkdir -p "$report"
-progress "building ectest-kind" $go build -o "$report/ectest-kind" ./cmd/ectest-kind || exit 1
+progress "building ectest-kind" go_binary build "$report/ectest-kind" ./cmd/ectest-kind || exit 1
 kindctl="$report/ectest-kind"
 bin=$(mktemp -d /tmp/ectest-cluster-bin.XXXXXX)
 # Cut short (a signal, an early exit): the skew pair's run is interrupted
 # (Ctrl-C to its processes, which clean up) and waited for.
 trap 'if [ -n "${skew_pid:-}" ]; then pkill -INT -P "$skew_pid" 2>/dev/null; wait "$skew_pid" 2>/dev/null; fi; rm -rf "$bin"' EXIT
-progress "compiling the cluster suite" $go test -c -o "$bin/cluster.test" ./suites/cluster || exit 1
-progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
+progress "compiling the cluster suite" go_binary test "$bin/cluster.test" ./suites/cluster || exit 1
+progress "building ginkgo" go_binary build "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
 
 # The skew pair: its node images built here (Go is on PATH), then the skew
 # specs from the Go-less suite binary, which makes the cluster from them

@@ -24,12 +24,10 @@ trap 'rm -rf "$bin"' EXIT
 # The two suites link side by side (each link is one core's work), and the
 # tools after the flags were checked: bad input is told once the suites exist.
 build_suites() {
-  local ld
-  ld=$(version_ldflags)
-  both $go test -c -ldflags "$ld" -o "$bin/cri.test" ./suites/cri -- $go test -c -ldflags "$ld" -o "$bin/cluster.test" ./suites/cluster
+  both go_binary -stamp test "$bin/cri.test" ./suites/cri -- go_binary -stamp test "$bin/cluster.test" ./suites/cluster
 }
 build_tools() {
-  both $go build -o "$bin/ectest-report" ./cmd/ectest-report -- $go build -o "$bin/ectest-kind" ./cmd/ectest-kind
+  both go_binary build "$bin/ectest-report" ./cmd/ectest-report -- go_binary build "$bin/ectest-kind" ./cmd/ectest-kind
 }
 progress "compiling the suites (minutes on a new machine)" build_suites || exit 3
 # Bad input of either suite is one ectest: line and exit 2, before anything

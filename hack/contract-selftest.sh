@@ -24,19 +24,16 @@ cleanup() {
 }
 trap cleanup EXIT
 build() {
-  $go test -c -o "$bin/cri.test" ./suites/cri && $go build -o "$bin/ectest-runtime" ./cmd/ectest-runtime
+  go_binary test "$bin/cri.test" ./suites/cri && go_binary build "$bin/ectest-runtime" ./cmd/ectest-runtime
 }
 progress "compiling the CRI suite and ectest-runtime" build || exit 3
 # What the make entry points compile (hack/suite.sh, hack/conformance.sh),
-# compiled once here: the cases run side by side, and Go's build cache does
-# not share a link in progress, so each would link the same binaries anew
-# (86 CPU-seconds of linking in one measured run). Each entry point still
-# runs its own compile step, then from the cache.
+# linked here, two at a time, before the cases that run them side by side:
+# each entry point's own compile step then finds them up to date
+# (go_binary, hack/lib.sh) and links nothing.
 warm() {
-  local ld
-  ld=$(version_ldflags)
-  both $go test -c -ldflags "$ld" -o "$bin/warm/cri.test" ./suites/cri -- $go test -c -ldflags "$ld" -o "$bin/warm/cluster.test" ./suites/cluster &&
-    both $go build -o "$bin/warm/ectest-report" ./cmd/ectest-report -- $go build -o "$bin/warm/ectest-kind" ./cmd/ectest-kind &&
+  both go_binary -stamp test "$bin/warm/cri.test" ./suites/cri -- go_binary -stamp test "$bin/warm/cluster.test" ./suites/cluster &&
+    both go_binary build "$bin/warm/ectest-report" ./cmd/ectest-report -- go_binary build "$bin/warm/ectest-kind" ./cmd/ectest-kind &&
     rm -rf "$bin/warm"
 }
 progress "compiling what the make entry points compile" warm || exit 3

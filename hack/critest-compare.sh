@@ -44,7 +44,11 @@ build_critest() {
 if [ ! -x "$critest" ]; then
   progress "building critest $version from the Go module proxy" build_critest || exit 3
 fi
-progress "compiling the CRI suite, ectest-runtime, ectest-report and ginkgo" sh -c "$go test -c -o '$bin/cri.test' ./suites/cri && $go build -o '$bin/ectest-runtime' ./cmd/ectest-runtime && $go build -o '$bin/ectest-report' ./cmd/ectest-report && $go build -o '$bin/ginkgo' github.com/onsi/ginkgo/v2/ginkgo" || exit 3
+build() {
+  go_binary test "$bin/cri.test" ./suites/cri && go_binary build "$bin/ectest-runtime" ./cmd/ectest-runtime &&
+    go_binary build "$bin/ectest-report" ./cmd/ectest-report && go_binary build "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo
+}
+progress "compiling the CRI suite, ectest-runtime, ectest-report and ginkgo" build || exit 3
 
 images_registry=127.0.0.1:5091
 suite_registry=127.0.0.1:5092

@@ -24,6 +24,6 @@ parallel=${PARALLEL:-${JOBS:-}}
 [ -n "${MERGE_ONLY:-}" ] && flags+=(-merge-only)
 bin=$(mktemp -d /tmp/ectest-matrix-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-progress "building ectest-matrix" $go build -o "$bin/ectest-matrix" ./cmd/ectest-matrix || exit 3
+progress "building ectest-matrix" go_binary build "$bin/ectest-matrix" ./cmd/ectest-matrix || exit 3
 # shellcheck disable=SC2086 # MATRIX_FLAGS is a list of flags
 "$bin/ectest-matrix" "${flags[@]}" ${MATRIX_FLAGS:-}

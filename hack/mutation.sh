@@ -25,7 +25,7 @@ layers=${LAYERS:-cri}
 bin=$(mktemp -d /tmp/ectest-mutation-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 if [ -n "${REJUDGE:-}" ]; then # run nothing: judge the reports in $out again
-  progress "building ectest-mutation" $go build -o "$bin/ectest-mutation" ./cmd/ectest-mutation || exit 3
+  progress "building ectest-mutation" go_binary build "$bin/ectest-mutation" ./cmd/ectest-mutation || exit 3
   "$bin/ectest-mutation" -rejudge -out="$out"
   code=$?
   sed -n '1,/^## Faults/p' "$out/mutation.md" 2>/dev/null | head -n -1
@@ -33,18 +33,18 @@ if [ -n "${REJUDGE:-}" ]; then # run nothing: judge the reports in $out again
 fi
 args=()
 case " $layers " in *" cri "*)
-  progress "compiling the CRI suite" $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
+  progress "compiling the CRI suite" go_binary test "$bin/cri.test" ./suites/cri || exit 3
   args+=(-suite="$bin/cri.test") ;;
 esac
 case " $layers " in *" cluster "*)
-  progress "compiling the cluster suite" $go test -c -o "$bin/cluster.test" ./suites/cluster || exit 3
+  progress "compiling the cluster suite" go_binary test "$bin/cluster.test" ./suites/cluster || exit 3
   args+=(-cluster-suite="$bin/cluster.test") ;;
 esac
 if [ ${#args[@]} -eq 0 ]; then
   echo "ectest: LAYERS=\"$layers\": want cri, cluster or both"; exit 2
 fi
-progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-progress "building ectest-mutation" $go build -o "$bin/ectest-mutation" ./cmd/ectest-mutation || exit 3
+progress "building ginkgo" go_binary build "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
+progress "building ectest-mutation" go_binary build "$bin/ectest-mutation" ./cmd/ectest-mutation || exit 3
 "$bin/ectest-mutation" "${args[@]}" -ginkgo="$bin/ginkgo" -out="$out" ${FAULTS:+-faults=$FAULTS} ${FOCUSED:+-focused} ${RUNTIME:+-runtime=$RUNTIME} -jobs="${JOBS:-2}"
 code=$?
 sed -n '1,/^## Faults/p' "$out/mutation.md" 2>/dev/null | head -n -1

@@ -15,9 +15,9 @@ report=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/probe${RUNTIM
 procs=${PROCS:-4}
 bin=$(mktemp -d /tmp/ectest-probe-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-progress "compiling the CRI suite" $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
-progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-progress "building ectest-report" $go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
+progress "compiling the CRI suite" go_binary test "$bin/cri.test" ./suites/cri || exit 3
+progress "building ginkgo" go_binary build "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
+progress "building ectest-report" go_binary build "$bin/ectest-report" ./cmd/ectest-report || exit 3
 # shellcheck disable=SC2086 # ECTEST_FLAGS is a list of flags
 flags=(-profile=probe -report-dir="$report" ${RUNTIME:+-runtime=$RUNTIME} ${ECTEST_FLAGS:-})
 # Bad input (a flag, the endpoint) is one ectest: line and exit 2 before anything runs.

@@ -11,9 +11,9 @@ procs=${PROCS:-4}
 mkdir -p "$out"
 bin=$(mktemp -d /tmp/ectest-runtimes-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-progress "compiling the CRI suite" $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
-progress "building ginkgo" $go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
-progress "building ectest-report" $go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
+progress "compiling the CRI suite" go_binary test "$bin/cri.test" ./suites/cri || exit 3
+progress "building ginkgo" go_binary build "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 3
+progress "building ectest-report" go_binary build "$bin/ectest-report" ./cmd/ectest-report || exit 3
 args=()
 runs=()
 for r in ${RUNTIMES:-$("$bin/ectest-report" -list-runtimes)}; do

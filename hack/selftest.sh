@@ -7,6 +7,7 @@
 # toolchain, so the binary must be self-contained.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. hack/lib.sh
 go=${GO:-go}
 out=$(realpath -m "${SELFTEST_DIR:-_artifacts/selftest}")
 rm -rf "$out"
@@ -17,8 +18,8 @@ bin=$(mktemp -d /tmp/ectest-selftest-bin.XXXXXX)
 # make this check fail or pass.
 runtmp=$(mktemp -d /tmp/ectest-selftest-tmp.XXXXXX)
 trap 'rm -rf "$bin" "$runtmp"' EXIT
-$go test -c -o "$bin/cri.test" ./suites/cri || exit 1
-$go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
+go_binary test "$bin/cri.test" ./suites/cri || exit 1
+go_binary build "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
 # The runs below have no Go on PATH, as a vendor's: build the default
 # embedded runtime first (cached after the first time).
 $go run ./cmd/ectest-install || exit 3

@@ -27,7 +27,7 @@ fi
 bin=$(mktemp -d /tmp/ectest-soak-bin.XXXXXX)
 cluster=ectest-soak
 trap 'rm -rf "$bin"' EXIT
-progress "building ectest-report" $go build -o "$bin/ectest-report" ./cmd/ectest-report || exit 3
+progress "building ectest-report" go_binary build "$bin/ectest-report" ./cmd/ectest-report || exit 3
 plain_path=/usr/sbin:/usr/bin:/sbin:/bin
 code=0
 # Ctrl-C or SIGTERM stops the campaign: the run in progress ends as the
@@ -51,10 +51,10 @@ for suite in $suites; do
     cri | cluster) ;;
     *) echo "ectest: SUITES: unknown suite '$suite' (cri, cluster)" >&2; exit 2 ;;
   esac
-  progress "compiling the $suite suite" $go test -c -o "$bin/$suite.test" "./suites/$suite" || exit 3
+  progress "compiling the $suite suite" go_binary test "$bin/$suite.test" "./suites/$suite" || exit 3
   flags=()
   if [ "$suite" = cluster ]; then
-    progress "building ectest-kind" $go build -o "$bin/ectest-kind" ./cmd/ectest-kind || exit 3
+    progress "building ectest-kind" go_binary build "$bin/ectest-kind" ./cmd/ectest-kind || exit 3
     # One cluster for every run: made here (node images built or cached
     # first, with Go on PATH), reused by each run, deleted at the end (also
     # when it came up only half).

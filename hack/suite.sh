@@ -18,7 +18,7 @@ report=$(realpath -m "${SUITE_REPORT_DIR:-${REPORT_DIR:-${ARTIFACTS:-$PWD/_artif
 procs=${PROCS:-4}
 bin=$(mktemp -d "/tmp/ectest-$suite-bin.XXXXXX")
 trap 'rm -rf "$bin"' EXIT
-progress "compiling the $suite suite" $go test -c -ldflags "$(version_ldflags)" -o "$bin/$suite.test" "./suites/$suite" || exit 3
+progress "compiling the $suite suite" go_binary -stamp test "$bin/$suite.test" "./suites/$suite" || exit 3
 args=(-report-dir="$report" "$@")
 [ -n "${LABELS:-}" ] && args+=(-ginkgo.label-filter="$LABELS")
 if [ "$suite" = cluster ]; then

@@ -12,8 +12,8 @@ go=${GO:-go}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/windows-selftest")
 bin=$(mktemp -d /tmp/ectest-windows-selftest-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-progress "compiling the CRI suite" $go test -c -o "$bin/cri.test" ./suites/cri || exit 3
-progress "building ectest-windows-selftest" $go build -o "$bin/ectest-windows-selftest" ./cmd/ectest-windows-selftest || exit 3
+progress "compiling the CRI suite" go_binary test "$bin/cri.test" ./suites/cri || exit 3
+progress "building ectest-windows-selftest" go_binary build "$bin/ectest-windows-selftest" ./cmd/ectest-windows-selftest || exit 3
 start=$(date +%s)
 "$bin/ectest-windows-selftest" -suite="$bin/cri.test" -out="$out" || exit $?
 echo "ectest: windows-selftest: suite runs took $(( $(date +%s) - start ))s; checking the reports"
