@@ -42,7 +42,8 @@ func interruptRunEnv(t *testing.T, argv, env []string, signal bool, ready func()
 	go func() { done <- cmd.Wait() }()
 	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 
-	deadline := time.Now().Add(within)
+	start := time.Now()
+	deadline := start.Add(within)
 	for !ready() {
 		if time.Now().After(deadline) {
 			kill()
@@ -57,6 +58,7 @@ func interruptRunEnv(t *testing.T, argv, env []string, signal bool, ready func()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	t.Logf("%s after %s", what, time.Since(start).Round(100*time.Millisecond))
 	if signal {
 		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 			t.Fatal(err)
