@@ -75,7 +75,7 @@ if [ "$code" -eq 0 ]; then
   # containerd killed in the middle of a run: a run error, never a verdict.
   start=$(date +%s)
   kubeconfig=$("$kindctl" up $node_flags 2>/dev/null | tail -n 1)
-  ECTEST_SELFTEST_KUBECONFIG="$kubeconfig" ECTEST_SELFTEST_LOG_DIR="$report" $go test -count=1 -v -run 'TestClusterInterrupt|TestClusterFromKubeconfigEnv|TestClusterRuntimeKilled' ./suites/selftest > "$report/interrupt.log" 2>&1
+  ECTEST_SELFTEST_SUITE_DIR="$bin" ECTEST_SELFTEST_KUBECONFIG="$kubeconfig" ECTEST_SELFTEST_LOG_DIR="$report" $go test -count=1 -v -run 'TestClusterInterrupt|TestClusterFromKubeconfigEnv|TestClusterRuntimeKilled' ./suites/selftest > "$report/interrupt.log" 2>&1
   icode=$?
   grep -E '^ *(--- |ok|FAIL)|went away' "$report/interrupt.log"
   # On a failure, what the tests said (t.Errorf and t.Fatalf, and the

@@ -19,6 +19,9 @@ bin=$(mktemp -d /tmp/ectest-selftest-bin.XXXXXX)
 runtmp=$(mktemp -d /tmp/ectest-selftest-tmp.XXXXXX)
 trap 'rm -rf "$bin" "$runtmp"' EXIT
 go_binary test "$bin/cri.test" ./suites/cri || exit 1
+# (The cluster suite for the tests of bad input below: suites/selftest
+# finds both in ECTEST_SELFTEST_SUITE_DIR.)
+go_binary test "$bin/cluster.test" ./suites/cluster || exit 1
 go_binary build "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
 # The runs below have no Go on PATH, as a vendor's: build the default
 # embedded runtime first (cached after the first time).
@@ -68,5 +71,5 @@ down="$out/registry-down=$code"
 # The interrupt self-test runs every CRI implementation: cri-dockerd too.
 $go run ./cmd/ectest-install cri-dockerd || exit 3
 echo "=== self-test of the reports"
-ECTEST_SELFTEST_RUNS_TMPDIR="$runtmp" ECTEST_SELFTEST_REGISTRY_DOWN_RUN="$down" ECTEST_SELFTEST_RUNS="$runs" $go test -count=1 -v ./suites/selftest 2>&1 | tee "$out/selftest.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)'
+ECTEST_SELFTEST_SUITE_DIR="$bin" ECTEST_SELFTEST_RUNS_TMPDIR="$runtmp" ECTEST_SELFTEST_REGISTRY_DOWN_RUN="$down" ECTEST_SELFTEST_RUNS="$runs" $go test -count=1 -v ./suites/selftest 2>&1 | tee "$out/selftest.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)'
 exit "${PIPESTATUS[0]}"
