@@ -8,11 +8,9 @@
 # nonconformance it declares fails this (exit 1). Reports in
 # $REPORT_DIR/mutation. REJUDGE=1 runs nothing and judges the reports
 # there again (every layer's). FOCUSED=1 (make test) runs each CRI-layer
-# fault but the baselines (none, none-containerd-2) and the
-# suite-environment scenario through only the specs labelled with the
-# capabilities it must turn nonconformant and its declared collateral, and
-# strict through those of what it remedies (the others as none found them);
-# the reports say which.
+# fault but the bases (none, strict) and the suite-environment scenario
+# through only the specs labelled with the capabilities it must turn
+# nonconformant and its declared collateral; the reports say which.
 # RUNTIME=name runs every CRI-layer fault in front of that embedded runtime
 # (one whose OCI runtime is runc: make mutation RUNTIME=cri-o) instead of
 # Debian's containerd 1.6 (and containerd-2 for the faults that need it).
