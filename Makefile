@@ -89,8 +89,9 @@ kubectl-profiles:
 	KUBECTL_RELEASES="$$releases" REPORT_DIR=$(REPORT_DIR) SUITE_REPORT_DIR=$(REPORT_DIR)/kubectl-profiles PROCS=$(PROCS) \
 	LABELS="$(if $(LABELS),$(LABELS),debug-profiles)" hack/suite.sh cluster $(CLUSTER_SUITE_FLAGS) $(if $(CLUSTER_NAME),-cluster-name=$(CLUSTER_NAME)) $(CLUSTER_FLAGS)
 
-## conformance-cri: only the CRI suite (no cluster), reports in $(REPORT_DIR)/cri. Compiled into a private
-## folder, so that several runs (make matrix's cells) can run side by side; exits with the run's code
+## conformance-cri: only the CRI suite (no cluster), reports in $(REPORT_DIR)/cri. Each run has its own copy of
+## the suite (linked in _output/build only when its sources changed), so that several runs (make matrix's cells)
+## can run side by side; exits with the run's code
 conformance-cri:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) LABELS="$(LABELS)" hack/suite.sh cri $(if $(RUNTIME),-runtime=$(RUNTIME)) $(EXPECT_FLAG) $(ECTEST_FLAGS)
 

@@ -114,8 +114,11 @@ version_ldflags() {
 # both CMD1... -- CMD2...: runs CMD1 in the background and CMD2 in the
 # foreground (two builds side by side); the first non-zero exit code of
 # the two, CMD2's first. A failed (or interrupted) CMD2 stops CMD1 too: a
-# background job of a script ignores Ctrl-C, and would go on. CMD1 cannot
-# hold a "--" of its own. Safe under set -e.
+# background job of a script ignores Ctrl-C, and would go on. CMD1 runs in
+# a process group of its own, which is what is stopped: CMD1 may be a
+# function (go_binary), whose subshell's children a kill of the subshell
+# alone would leave running. CMD1 cannot hold a "--" of its own. Safe under
+# set -e.
 both() {
   local first=() bg rc=0 w=0
   while (($#)) && [ "$1" != -- ]; do
@@ -127,10 +130,12 @@ both() {
     return 2
   fi
   shift
+  set -m
   "${first[@]}" &
   bg=$!
+  set +m
   "$@" || rc=$?
-  ((rc == 0)) || kill "$bg" 2>/dev/null || :
+  ((rc == 0)) || kill -TERM -- -"$bg" 2>/dev/null || :
   wait "$bg" || w=$?
   ((rc != 0)) || rc=$w
   return "$rc"
@@ -145,9 +150,11 @@ both() {
 # every time, and make test's contract stage linked the same CRI suite 15
 # times (99 of its 185 CPU-seconds, measured). So the binary is built at a
 # path that stays, _output/build/ in this checkout (one per package, kind,
-# stamp and GOOS, GOARCH, CGO_ENABLED, GOFLAGS), under a lock (runs side by
-# side), and hard-linked (else copied) to OUT: a relink at that path
-# replaces its file, so a run's binary never changes under it.
+# stamp and GOOS, GOARCH, CGO_ENABLED, GOFLAGS), and hard-linked (else
+# copied) to OUT, both under a lock (runs side by side): a relink at that
+# path replaces its file (the go command's work directory is next to it,
+# _output/tmp, so the new file comes by a rename, never written in place),
+# and a run's binary never changes under it.
 go_binary() {
   local stamp=() kind out pkg key dir
   if [ "${1-}" = -stamp ]; then
@@ -162,7 +169,10 @@ go_binary() {
   esac
   key=$(printf '%s\n' "${kind[*]}" "$pkg" "${#stamp[@]}" "${GOOS-}" "${GOARCH-}" "${CGO_ENABLED-}" "${GOFLAGS-}" | sha256sum | cut -c1-12)
   dir=_output/build/$(basename "$pkg")-$key
-  mkdir -p "$dir" "$(dirname "$out")" || return
-  flock "$dir/.lock" ${GO:-go} "${kind[@]}" "${stamp[@]}" -o "$dir/$(basename "$out")" "$pkg" || return
-  ln -f "$dir/$(basename "$out")" "$out" 2>/dev/null || cp "$dir/$(basename "$out")" "$out"
+  mkdir -p "$dir" "$(dirname "$out")" _output/tmp || return
+  (
+    flock 9 || exit
+    GOTMPDIR=$PWD/_output/tmp ${GO:-go} "${kind[@]}" "${stamp[@]}" -o "$dir/$(basename "$out")" "$pkg" || exit
+    ln -f "$dir/$(basename "$out")" "$out" 2>/dev/null || cp "$dir/$(basename "$out")" "$out"
+  ) 9> "$dir/.lock"
 }

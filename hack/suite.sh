@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make conformance-cri / conformance-cluster / certify (and make matrix's
-# cells): one suite, compiled into a private folder (two runs side by side
-# never share a binary) and run as `<suite>.test -parallel=N`. The binary
+# cells): one suite, linked only when its sources changed (go_binary), a
+# copy of it in a private folder (a relink never changes a running binary)
+# and run as `<suite>.test -parallel=N`. The binary
 # checks its flags and the selection first (bad input: one ectest: line and
 # exit 2 before anything starts), runs the specs in N processes through the
 # Ginkgo CLI linked into it, and ends on the run's line with the run's exit

@@ -82,7 +82,8 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 const suiteTimeoutCase = 45 * time.Second
 
 // suiteTimeoutLabels selects the specs the "suite timeout" case runs: each
-// runs a pod on the node (22 specs, about twice suiteTimeoutCase serially).
+// runs a pod on the node (22 specs, well over 90 s serially: several times
+// suiteTimeoutCase).
 const suiteTimeoutLabels = "(pid || network || ipc || streaming || lifecycle) && !skew"
 
 // checkRunLeftNothing fails for every namespace, pod, node or cluster RBAC object
