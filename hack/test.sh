@@ -104,11 +104,12 @@ cluster_lane() {
 }
 log=$dir/cluster-selftest.log
 # Lanes where the CPUs allow: measured on a 2-CPU machine, make test is
-# bound by CPU (then 30 CPU-minutes of stages, now about 27; the CPUs 89 to
-# 90% busy with lanes), and two lanes took 18m18s to 20m42s in four runs
-# against about 20 minutes one after the other, with every suite's spec
-# times longer for the contention. So two lanes from 4 CPUs on, one lane
-# below.
+# bound by CPU. At 30 CPU-minutes of stages two lanes took 18m18s to
+# 20m42s in four runs against about 20 minutes one after the other; at 24
+# (2026-11-29) 14m26s (CPUs 90% busy) against 15m43s (76%), with every
+# suite's spec times about doubled by the contention (the cluster suite's
+# first pod after 19 to 27 s instead of 5 to 7). So two lanes from 4 CPUs
+# on, one lane below: a minute is not worth the steadiness.
 lanes=${LANES:-$(( $(nproc) >= 4 ? 2 : 1 ))}
 echo "ectest: make test in $lanes lane(s) on $(nproc) CPUs (LANES=1 or 2 to choose)"
 if [ "$lanes" = 1 ]; then
