@@ -111,14 +111,27 @@ version_ldflags() {
   echo "-X github.com/ectest/ectest/framework.Version=$v -X github.com/ectest/ectest/framework.Commit=$c"
 }
 
+# _ectest_kill_tree PID: SIGTERM to PID and every process below it, all
+# found first (a parent stopped first would leave its children to go on).
+_ectest_kill_tree() {
+  local pids=("$1") i=0 c
+  while ((i < ${#pids[@]})); do
+    for c in $(pgrep -P "${pids[i]}"); do
+      pids+=("$c")
+    done
+    i=$((i + 1))
+  done
+  kill -TERM "${pids[@]}" 2>/dev/null || :
+}
+
 # both CMD1... -- CMD2...: runs CMD1 in the background and CMD2 in the
 # foreground (two builds side by side); the first non-zero exit code of
-# the two, CMD2's first. A failed (or interrupted) CMD2 stops CMD1 too: a
-# background job of a script ignores Ctrl-C, and would go on. CMD1 runs in
-# a process group of its own, which is what is stopped: CMD1 may be a
-# function (go_binary), whose subshell's children a kill of the subshell
-# alone would leave running. CMD1 cannot hold a "--" of its own. Safe under
-# set -e.
+# the two, CMD2's first. A failed CMD2 stops CMD1 and every process below
+# it (CMD1 may be a function, go_binary, whose subshell a kill of its own
+# would leave the go command to outlive); a background job of a script
+# ignores Ctrl-C. CMD1 stays in the caller's process group, so a signal to
+# the group (make test's lanes) reaches it. CMD1 cannot hold a "--" of its
+# own. Safe under set -e.
 both() {
   local first=() bg rc=0 w=0
   while (($#)) && [ "$1" != -- ]; do
@@ -130,12 +143,10 @@ both() {
     return 2
   fi
   shift
-  set -m
   "${first[@]}" &
   bg=$!
-  set +m
   "$@" || rc=$?
-  ((rc == 0)) || kill -TERM -- -"$bg" 2>/dev/null || :
+  ((rc == 0)) || _ectest_kill_tree "$bg"
   wait "$bg" || w=$?
   ((rc != 0)) || rc=$w
   return "$rc"
@@ -151,10 +162,11 @@ both() {
 # times (99 of its 185 CPU-seconds, measured). So the binary is built at a
 # path that stays, _output/build/ in this checkout (one per package, kind,
 # stamp and GOOS, GOARCH, CGO_ENABLED, GOFLAGS), and hard-linked (else
-# copied) to OUT, both under a lock (runs side by side): a relink at that
-# path replaces its file (the go command's work directory is next to it,
-# _output/tmp, so the new file comes by a rename, never written in place),
-# and a run's binary never changes under it.
+# copied) to OUT, both under a lock (runs side by side). A relink at that
+# path replaces its file, so a run's binary never changes under it; the go
+# command's work directory is in the same directory (tmp, emptied first:
+# under the lock anything there is left from a build that was killed), so
+# the new binary comes by a rename.
 go_binary() {
   local stamp=() kind out pkg key dir
   if [ "${1-}" = -stamp ]; then
@@ -169,10 +181,12 @@ go_binary() {
   esac
   key=$(printf '%s\n' "${kind[*]}" "$pkg" "${#stamp[@]}" "${GOOS-}" "${GOARCH-}" "${CGO_ENABLED-}" "${GOFLAGS-}" | sha256sum | cut -c1-12)
   dir=_output/build/$(basename "$pkg")-$key
-  mkdir -p "$dir" "$(dirname "$out")" _output/tmp || return
+  mkdir -p "$dir" "$(dirname "$out")" || return
   (
     flock 9 || exit
-    GOTMPDIR=$PWD/_output/tmp ${GO:-go} "${kind[@]}" "${stamp[@]}" -o "$dir/$(basename "$out")" "$pkg" || exit
-    ln -f "$dir/$(basename "$out")" "$out" 2>/dev/null || cp "$dir/$(basename "$out")" "$out"
+    rm -rf "$dir/tmp" && mkdir "$dir/tmp" || exit
+    GOTMPDIR=$PWD/$dir/tmp ${GO:-go} "${kind[@]}" "${stamp[@]}" -o "$dir/$(basename "$out")" "$pkg" || exit
+    ln -f "$dir/$(basename "$out")" "$out" 2>/dev/null ||
+      { cp "$dir/$(basename "$out")" "$out.tmp.$$" && mv -f "$out.tmp.$$" "$out"; }
   ) 9> "$dir/.lock"
 }

@@ -2,7 +2,8 @@
 # Self-test of hack/lib.sh's progress: the started, ticking and done lines,
 # the command's output and exit code passing through, and no ticker left
 # behind, whether the command ends, fails under set -e, or the shell is
-# interrupted (SIGINT, SIGTERM) or killed. Each case runs in a session of
+# interrupted (SIGINT, SIGTERM) or killed; and of both (two commands side
+# by side, the background one stopped when the other fails). Each case runs in a session of
 # its own, which must be empty afterwards. Exit 0 if all pass.
 # (internal/progress's TestShellProgress runs it under go test.)
 set -uo pipefail
@@ -75,6 +76,12 @@ start=$SECONDS
 run_case both-fg-fails 'both sleep 30 -- bash -c "exit 6"; echo "returned $?"'
 has "$out" 'returned 6' || fail "both-fg-fails: $out"
 ((SECONDS - start < 10)) || fail "both-fg-fails: the background command was not stopped ($((SECONDS - start))s)"
+# A function as the background command (go_binary): its subshell and what
+# runs below it are stopped too (the empty session is checked).
+start=$SECONDS
+run_case both-fg-fails-fn 'f() { sleep 30; echo after; }; both f -- bash -c "exit 6"; echo "returned $?"'
+has "$out" 'returned 6' || fail "both-fg-fails-fn: $out"
+((SECONDS - start < 10)) || fail "both-fg-fails-fn: the background function was not stopped ($((SECONDS - start))s)"
 run_case both-errexit 'set -e; both sleep 30 -- bash -c "exit 6"; echo not reached'
 [ "$code" = 6 ] || fail "both-errexit: exit $code, want 6 (the foreground command's)"
 run_case both-usage 'both true; echo "returned $?"'

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
 
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_artifacts/*'))
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_artifacts/*' -not -path './_output/*'))
 if [ -n "$unformatted" ]; then
   echo "gofmt needed:"; echo "$unformatted"; exit 1
 fi
