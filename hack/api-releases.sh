@@ -20,7 +20,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
-go=${GO:-go}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/api-releases")
 procs=${PROCS:-2}
 labels=${LABELS:-api-release}

@@ -11,7 +11,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
-go=${GO:-go}
 report=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}")
 procs=${PROCS:-4}
 expect=()

@@ -14,7 +14,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
-go=${GO:-go}
 export EXPECT=${EXPECT:-builtin}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/matrix")
 flags=(-o "$out")

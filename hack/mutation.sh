@@ -19,7 +19,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
-go=${GO:-go}
 out=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/mutation")
 layers=${LAYERS:-cri}
 bin=$(mktemp -d /tmp/ectest-mutation-bin.XXXXXX)

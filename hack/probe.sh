@@ -10,7 +10,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
-go=${GO:-go}
 report=$(realpath -m "${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/probe${RUNTIME:+/$RUNTIME}")
 procs=${PROCS:-4}
 bin=$(mktemp -d /tmp/ectest-probe-bin.XXXXXX)

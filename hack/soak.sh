@@ -14,7 +14,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
-go=${GO:-go}
 n=${N:-20}
 procs=${PROCS:-4}
 suites=${SUITES:-cri cluster}

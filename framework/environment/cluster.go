@@ -134,6 +134,8 @@ type ClusterHandle struct {
 	Env      *ClusterEnvironment
 	cluster  *kind.Cluster
 	registry *registry.Registry
+	// client is the API client of Env.Kubeconfig, made once (client).
+	client kubernetes.Interface
 }
 
 // UpCluster brings up (or reuses, or is given) the cluster, serves the
@@ -187,7 +189,7 @@ func UpCluster(ctx context.Context, cfg *framework.Config, runID string, logf fu
 			return h, err
 		}
 	}
-	client, err := clientFor(h.Env.Kubeconfig)
+	client, err := h.clientset()
 	if err != nil {
 		return h, err
 	}
@@ -381,9 +383,17 @@ func waitGone(ctx context.Context, drain, limit, poll time.Duration, left func()
 	}
 }
 
-func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
-	_, client, err := kube.Connect(kubeconfig, nil)
-	return client, err
+// clientset is the API client of the handle's kubeconfig, made on first use
+// and kept: the setup, the run's end (DeleteNamespaces, Leaks) use one.
+func (h *ClusterHandle) clientset() (kubernetes.Interface, error) {
+	if h.client == nil {
+		_, client, err := kube.Connect(h.Env.Kubeconfig, nil)
+		if err != nil {
+			return nil, err
+		}
+		h.client = client
+	}
+	return h.client, nil
 }
 
 // DeleteNamespaces asks for every namespace of the run to be deleted, by
@@ -392,7 +402,7 @@ func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
 // observers' (their process deleted it already, unless it died), and any a
 // process left because it died before its end. It does not wait: Leaks does.
 func (h *ClusterHandle) DeleteNamespaces(ctx context.Context) error {
-	client, err := clientFor(h.Env.Kubeconfig)
+	client, err := h.clientset()
 	if err != nil {
 		return err
 	}
@@ -433,7 +443,7 @@ func deleteRunNamespaces(ctx context.Context, client kubernetes.Interface, run s
 // a sandbox still ready, or stopped with a container that has not exited,
 // is waited for and then reported. logf names the ones it removed.
 func (h *ClusterHandle) Leaks(ctx context.Context, logf func(string, ...any)) ([]string, error) {
-	client, err := clientFor(h.Env.Kubeconfig)
+	client, err := h.clientset()
 	if err != nil {
 		return nil, err
 	}

@@ -207,14 +207,20 @@ func lifecycleNeverRestarted(ctx SpecContext, at placement, policy corev1.Restar
 	f.Checker.Record(b.Done("exited once, and stayed exited through the kubelet's next sync of the pod"))
 }
 
+// podEvents lists the events of the spec's pod named pod.
+func podEvents(ctx context.Context, f *kube.Framework, pod string) ([]corev1.Event, error) {
+	events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
+	if err != nil {
+		return nil, err
+	}
+	return events.Items, nil
+}
+
 // kubeletFailed says whether the kubelet has reported a Failed event on the
 // container at fieldPath of the pod (a failed pull, for one).
 func kubeletFailed(ctx context.Context, f *kube.Framework, pod, fieldPath string) bool {
-	events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=Failed"})
-	if err != nil {
-		return false
-	}
-	return slices.ContainsFunc(events.Items, func(e corev1.Event) bool { return e.InvolvedObject.FieldPath == fieldPath })
+	events, err := podEvents(ctx, f, pod)
+	return err == nil && slices.ContainsFunc(events, func(e corev1.Event) bool { return e.Reason == "Failed" && e.InvolvedObject.FieldPath == fieldPath })
 }
 
 // ephemeralSummary is an ephemeral container's status in one line.
@@ -303,12 +309,12 @@ func lifecyclePullAtDebugTime(ctx SpecContext, at placement) {
 	out, stderr, err := run(ctx, f, pod.Name, "debugger", nil, "cat", "/ectest-variant")
 	b.Evidence("cat /ectest-variant: %q %q %v", out, stderr, err)
 	b.Check(err == nil && strings.TrimSpace(out) == f.Token, "the ephemeral container's /ectest-variant holds %q, not the token of the image pushed at debug time", strings.TrimSpace(out))
-	events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
+	events, err := podEvents(ctx, f, pod.Name)
 	if err != nil {
 		f.Checker.Fail("list the pod's events: " + err.Error())
 	}
 	pulled := false
-	for _, e := range events.Items {
+	for _, e := range events {
 		pulled = pulled || (e.Reason == "Pulled" && strings.Contains(e.Message, ref) && !strings.Contains(e.Message, "already present"))
 	}
 	b.Check(pulled, "no Pulled event for %s: the kubelet did not pull it", ref)

@@ -13,7 +13,6 @@ import (
 	"github.com/ectest/ectest/framework/oracle"
 	. "github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // usernsMinKubelet is the first kubelet release whose user namespaces
@@ -136,9 +135,9 @@ func runsOrFails(ctx context.Context, f *kube.Framework, name string) (pod *core
 				return true
 			}
 		}
-		events, err := f.Client.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		events, err := podEvents(ctx, f, name)
 		if err == nil {
-			for _, e := range events.Items {
+			for _, e := range events {
 				if e.Reason == "FailedCreatePodSandBox" || (e.Reason == "Failed" && !kube.PullFailure(e.Message)) {
 					failed = fmt.Sprintf("event %s: %s", e.Reason, e.Message)
 					return true
