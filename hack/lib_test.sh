@@ -125,6 +125,57 @@ signal_case int-shell shell INT 130 5
 # command itself (sleep) is the caller's, and goes on.
 signal_case kill-shell shell KILL 137 2
 
+# go_binary: the go command runs only when something the build reads
+# changed (a fake go command, which counts its builds, in a git checkout
+# of its own).
+repo=$tmp/repo
+mkdir -p "$repo"
+cat > "$tmp/fakego" << 'EOF2'
+#!/usr/bin/env bash
+if [ "$1" = env ]; then echo "GOVERSION='${FAKE_GOVERSION:-go1}'"; echo "GOGCCFLAGS='-ffile-prefix-map=/tmp/go-build$RANDOM=/tmp/go-build'"; exit; fi
+echo "$*" >> "$FAKE_GO_LOG"
+while [ "$1" != -o ]; do shift; done
+echo built > "$2"
+EOF2
+chmod +x "$tmp/fakego"
+builds() { # SCRIPT: SCRIPT in the checkout after lib.sh; sets n, the builds so far
+  (cd "$repo" && GO=$tmp/fakego FAKE_GO_LOG=$tmp/go.log FAKE_GOVERSION=${goversion:-go1} bash -c ". '$lib'; $1") || fail "go_binary: $1: exit $?"
+  n=$(wc -l < "$tmp/go.log")
+}
+(cd "$repo" && git init -q && printf 'module x\n' > go.mod && echo 'package main' > main.go && echo '*.out' > .gitignore && git add . &&
+  git -c user.name=t -c user.email=t@t commit -qm x) || fail "go_binary: no git checkout"
+: > "$tmp/go.log"
+builds 'go_binary build b.out .'
+[ "$n" = 1 ] && [ -f "$repo/b.out" ] || fail "go_binary: first build: $n builds"
+builds 'go_binary build other/b.out .'
+[ "$n" = 1 ] && [ -f "$repo/other/b.out" ] || fail "go_binary: nothing changed, yet $n builds (want 1), or no other/b.out"
+go_binary_case() { # NAME CHANGE: one more build after CHANGE, none on the next call
+  local before=$n
+  (cd "$repo" && eval "$2")
+  builds 'go_binary build b.out .'
+  [ "$n" = $((before + 1)) ] || fail "go_binary: $1: $((n - before)) builds, want 1"
+  builds 'go_binary build b.out .'
+  [ "$n" = $((before + 1)) ] || fail "go_binary: $1: built again with nothing changed"
+}
+go_binary_case "a changed file" 'echo "// x" >> main.go'
+go_binary_case "a new file git does not know" 'echo "package main" > new.go'
+go_binary_case "a removed file" 'rm new.go'
+go_binary_case "a committed file removed" 'git rm -qf main.go'
+goversion=go2
+go_binary_case "another go command" :
+(cd "$repo" && echo '*.out' >> .gitignore && echo x > ignored.out)
+builds 'go_binary build b.out .'
+before=$n
+(cd "$repo" && echo y > ignored.out)
+builds 'go_binary build b.out .'
+[ "$n" = "$before" ] || fail "go_binary: a file git ignores changed, and it built again"
+builds 'go_binary test b.out .'
+[ "$n" = $((before + 1)) ] || fail "go_binary: another kind of build did not build"
+# Outside a git checkout: the go command decides, every time.
+rm -rf "$repo/.git"
+builds 'go_binary build b.out . && go_binary build b.out .'
+[ "$n" = $((before + 3)) ] || fail "go_binary: outside git: $((n - before - 1)) builds for 2 calls, want 2"
+
 if [ "$failed" = 0 ]; then
   echo "hack/lib_test.sh: PASS"
 fi
