@@ -23,15 +23,16 @@ go_binary test "$bin/cri.test" ./suites/cri || exit 1
 # finds both in ECTEST_SELFTEST_SUITE_DIR.)
 go_binary test "$bin/cluster.test" ./suites/cluster || exit 1
 go_binary build "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo || exit 1
+go_binary build "$bin/ectest-install" ./cmd/ectest-install || exit 3
 # The runs below have no Go on PATH, as a vendor's: build the default
 # embedded runtime first (cached after the first time).
-$go run ./cmd/ectest-install || exit 3
+"$bin/ectest-install" || exit 3
 plain_path=/usr/sbin:/usr/bin:/sbin:/bin
 runs=""
 # Serial: the plain test binary, as a vendor runs it, from elsewhere. It
 # (one spec at a time, mostly waiting) goes beside the CRI-O run below,
 # each with an embedded runtime of its own; their output in this order.
-$go run ./cmd/ectest-install cri-o || exit 3
+"$bin/ectest-install" cri-o || exit 3
 (cd "$bin" && env PATH=$plain_path TMPDIR="$runtmp" ./cri.test -report-dir="$out/serial" -ginkgo.no-color) > "$out/serial.log" 2>&1 &
 serial_pid=$!
 (cd "$bin" && env PATH=$plain_path TMPDIR="$runtmp" ./cri.test -runtime=cri-o -parallel=4 -report-dir="$out/cri-o" -ginkgo.no-color) > "$out/cri-o.log" 2>&1
@@ -69,7 +70,7 @@ echo "exit code $code; $(tail -n 1 "$out/registry-down.log")"
 down="$out/registry-down=$code"
 
 # The interrupt self-test runs every CRI implementation: cri-dockerd too.
-$go run ./cmd/ectest-install cri-dockerd || exit 3
+"$bin/ectest-install" cri-dockerd || exit 3
 echo "=== self-test of the reports"
 ECTEST_SELFTEST_SUITE_DIR="$bin" ECTEST_SELFTEST_RUNS_TMPDIR="$runtmp" ECTEST_SELFTEST_REGISTRY_DOWN_RUN="$down" ECTEST_SELFTEST_RUNS="$runs" $go test -count=1 -v ./suites/selftest 2>&1 | tee "$out/selftest.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)'
 exit "${PIPESTATUS[0]}"

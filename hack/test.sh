@@ -90,7 +90,15 @@ stage - verify "$make" --no-print-directory verify || { table; exit; }
 # lane's kind needs it, and would start it): the CRI lane's leak checks
 # then never bracket the engine's first start, whose new tables and chain
 # policies are not the engine's by any account it gives.
-stage - prepare-host "${GO:-go}" run ./cmd/ectest-kind prepare-host || { table; exit; }
+prepare_host() {
+  local b rc
+  b=$(mktemp -d /tmp/ectest-test-bin.XXXXXX) || return
+  go_binary build "$b/ectest-kind" ./cmd/ectest-kind && "$b/ectest-kind" prepare-host
+  rc=$?
+  rm -rf "$b"
+  return "$rc"
+}
+stage - prepare-host prepare_host || { table; exit; }
 
 cri_lane() {
   stage cri unit "$make" --no-print-directory unit &&
