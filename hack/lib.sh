@@ -114,24 +114,38 @@ version_ldflags() {
 # _go_inputs WHAT...: a fingerprint of everything a build in this module
 # reads, with WHAT (the kind of build, the package, the flags): the go
 # command's whole environment (go env: its version, GOFLAGS, GOOS, cgo's
-# compiler and flags, ...) and the content of every file of the checkout
-# that git does not ignore but _output (tracked or not, so a new, changed
-# or deleted file counts; go.mod and go.sum pin the modules it imports, whose copies
-# in the module cache never change). Fails (no fingerprint: the go command
-# decides) outside a git work tree or where go.mod replaces a module with
-# a directory, which may lie outside it.
-_go_inputs() {
-  local env
-  git rev-parse --is-inside-work-tree > /dev/null 2>&1 || return 1
-  ! grep -Eq '^[[:space:]]*(replace[[:space:]].*=>[[:space:]]*[./]|replace[[:space:]]*\()' go.mod || return 1
+# flags, ...), which go, compile, link and C compiler it runs (path, size,
+# time, inode: a toolchain replaced in place), the commit (a build's VCS
+# stamp) and the content of every file of the checkout but those its own
+# .gitignore files exclude (a developer's global ignore rules are not
+# asked) and _output: tracked or not, so a new, changed or deleted file
+# counts. go.mod and go.sum pin the modules it imports, whose copies in
+# the module cache never change. Fails (no fingerprint: the go command
+# decides) outside a git work tree, with a go.work, with GOFLAGS naming
+# files (-overlay, -modfile), where go.mod replaces a module with a
+# directory (any of them may lie outside the checkout), or when a file
+# cannot be read (a submodule).
+_go_inputs() (
+  set -o pipefail
+  top=$(git rev-parse --show-toplevel 2> /dev/null) && [ -n "$top" ] && cd "$top" || exit 1
+  head=$(git rev-parse HEAD) || exit 1
+  ! grep -Eq '^[[:space:]]*(replace[[:space:]].*=>[[:space:]]*[./]|replace[[:space:]]*\()' go.mod || exit 1
+  env=$(${GO:-go} env) || exit 1
+  # GOWORK GOFLAGS GOROOT GOTOOLDIR CC CGO_ENABLED, a line each
+  mapfile -t v < <(${GO:-go} env GOWORK GOFLAGS GOROOT GOTOOLDIR CC CGO_ENABLED)
+  [ "${#v[@]}" = 6 ] || exit 1
+  case "${v[0]}" in "" | off) ;; *) exit 1 ;; esac
+  case "${v[1]}" in *-overlay* | *-modfile*) exit 1 ;; esac
+  tools=("${v[2]}/bin/go" "${v[3]}/compile" "${v[3]}/link")
+  [ "${v[5]}" != 1 ] || tools+=("$(command -v "${v[4]}")")
+  tools=$(stat -L -c '%n %s %Y %i' "${tools[@]}") || exit 1
+  deleted=$(git ls-files -z --deleted | sort -z -u | tr '\0' '\n') || exit 1
+  # (Every file but those deleted from the work tree, each with its content.)
+  files=$(comm -z -23 <(git ls-files -z --cached --others --exclude-per-directory=.gitignore -- . ':(exclude)_output' | sort -z -u) \
+    <(git ls-files -z --deleted | sort -z -u) | xargs -0 -r sha256sum) || exit 1
   # (GOGCCFLAGS names a temporary directory of its own on every call.)
-  env=$(${GO:-go} env) || return 1
-  {
-    printf '%s\n' "$@"
-    grep -v '^GOGCCFLAGS=' <<< "$env"
-    git ls-files -z --cached --others --exclude-standard -- . ':(exclude)_output' | sort -z | xargs -0 -r sha256sum 2>&1
-  } | sha256sum | cut -c1-64
-}
+  printf '%s\n' "$@" "$head" "$tools" "$(grep -v '^GOGCCFLAGS=' <<< "$env")" deleted: "$deleted" files: "$files" | sha256sum | cut -c1-64
+)
 
 # _ectest_kill_tree PID: SIGTERM to PID and every process below it, all
 # found first (a parent stopped first would leave its children to go on).
@@ -197,7 +211,7 @@ both() {
 # (_go_inputs) and the go command is not run at all when the binary at
 # that path was built from the very same inputs.
 go_binary() {
-  local stamp=() kind out pkg key dir fp=
+  local stamp=() kind out pkg key dir fp= inputs
   if [ "${1-}" = -stamp ]; then
     stamp=(-ldflags "$(version_ldflags)")
     shift
@@ -213,12 +227,16 @@ go_binary() {
   mkdir -p "$dir" "$(dirname "$out")" || return
   (
     flock 9 || exit
+    # (One fingerprint per binary: a package may be built under two names.)
+    inputs=$dir/.inputs.$(basename "$out")
     fp=$(_go_inputs "${kind[*]}" "$pkg" "${stamp[*]}") || fp=
-    if [ -z "$fp" ] || [ ! -f "$dir/$(basename "$out")" ] || [ "$(cat "$dir/.inputs" 2>/dev/null)" != "$fp" ]; then
-      rm -f "$dir/.inputs"
+    if [ -z "$fp" ] || [ ! -f "$dir/$(basename "$out")" ] || [ "$(cat "$inputs" 2> /dev/null)" != "$fp" ]; then
+      rm -f "$inputs"
       rm -rf "$dir/tmp" && mkdir "$dir/tmp" || exit
       GOTMPDIR=$PWD/$dir/tmp ${GO:-go} "${kind[@]}" "${stamp[@]}" -o "$dir/$(basename "$out")" "$pkg" || exit
-      [ -z "$fp" ] || echo "$fp" > "$dir/.inputs"
+      # Kept only if nothing changed while it built (the binary may hold
+      # a file's content from between the two).
+      [ -z "$fp" ] || [ "$(_go_inputs "${kind[*]}" "$pkg" "${stamp[*]}")" != "$fp" ] || echo "$fp" > "$inputs"
     fi
     ln -f "$dir/$(basename "$out")" "$out" 2>/dev/null ||
       { cp "$dir/$(basename "$out")" "$out.tmp.$$" && mv -f "$out.tmp.$$" "$out"; }

@@ -126,24 +126,34 @@ signal_case int-shell shell INT 130 5
 signal_case kill-shell shell KILL 137 2
 
 # go_binary: the go command runs only when something the build reads
-# changed (a fake go command, which counts its builds, in a git checkout
-# of its own).
+# changed (a fake go command, which counts its builds, with a toolchain of
+# files, in a git checkout of its own).
 repo=$tmp/repo
-mkdir -p "$repo"
+mkdir -p "$repo" "$tmp/goroot/bin" "$tmp/tooldir"
+touch "$tmp/goroot/bin/go" "$tmp/tooldir/compile" "$tmp/tooldir/link"
 cat > "$tmp/fakego" << 'EOF2'
 #!/usr/bin/env bash
-if [ "$1" = env ]; then echo "GOVERSION='${FAKE_GOVERSION:-go1}'"; echo "GOGCCFLAGS='-ffile-prefix-map=/tmp/go-build$RANDOM=/tmp/go-build'"; exit; fi
+if [ "$1" = env ]; then
+  shift
+  if [ $# = 0 ]; then echo "GOVERSION='${FAKE_GOVERSION:-go1}'"; echo "GOGCCFLAGS='-ffile-prefix-map=/tmp/go-build$RANDOM=/tmp/go-build'"; exit; fi
+  for v; do
+    case $v in GOWORK) echo "${FAKE_GOWORK-}" ;; GOROOT) echo "$FAKE_ROOT/goroot" ;; GOTOOLDIR) echo "$FAKE_ROOT/tooldir" ;; CC) echo cc ;; CGO_ENABLED) echo 0 ;; *) echo ;; esac
+  done
+  exit
+fi
 echo "$*" >> "$FAKE_GO_LOG"
+[ -z "${FAKE_GO_FAIL-}" ] || exit 1
 while [ "$1" != -o ]; do shift; done
 echo built > "$2"
 EOF2
 chmod +x "$tmp/fakego"
 builds() { # SCRIPT: SCRIPT in the checkout after lib.sh; sets n, the builds so far
-  (cd "$repo" && GO=$tmp/fakego FAKE_GO_LOG=$tmp/go.log FAKE_GOVERSION=${goversion:-go1} bash -c ". '$lib'; $1") || fail "go_binary: $1: exit $?"
+  (cd "$repo" && GO=$tmp/fakego FAKE_ROOT=$tmp FAKE_GO_LOG=$tmp/go.log FAKE_GOVERSION=${goversion:-go1} FAKE_GOWORK=${gowork-} bash -c ". '$lib'; $1") || fail "go_binary: $1: exit $?"
   n=$(wc -l < "$tmp/go.log")
 }
-(cd "$repo" && git init -q && printf 'module x\n' > go.mod && echo 'package main' > main.go && echo '*.out' > .gitignore && git add . &&
-  git -c user.name=t -c user.email=t@t commit -qm x) || fail "go_binary: no git checkout"
+git_in_repo() { git -C "$repo" -c user.name=t -c user.email=t@t "$@"; }
+(cd "$repo" && printf 'module x\n' > go.mod && echo 'package main' > main.go && echo '*.out' > .gitignore) &&
+  git_in_repo init -q && git_in_repo add . && git_in_repo commit -qm x || fail "go_binary: no git checkout"
 : > "$tmp/go.log"
 builds 'go_binary build b.out .'
 [ "$n" = 1 ] && [ -f "$repo/b.out" ] || fail "go_binary: first build: $n builds"
@@ -161,20 +171,43 @@ go_binary_case "a changed file" 'echo "// x" >> main.go'
 go_binary_case "a new file git does not know" 'echo "package main" > new.go'
 go_binary_case "a removed file" 'rm new.go'
 go_binary_case "a committed file removed" 'git rm -qf main.go'
+go_binary_case "a committed file deleted, not with git rm" 'git_in_repo commit -qm rm && echo "package main" > main.go && git_in_repo add main.go && git_in_repo commit -qm add && rm main.go'
+go_binary_case "a new commit of the same files" 'git_in_repo commit -q --allow-empty -m empty'
+go_binary_case "a compiler replaced in place" 'echo x >> "$tmp/tooldir/compile"'
 goversion=go2
-go_binary_case "another go command" :
+go_binary_case "another go environment" :
+# A developer's own ignore rules do not hide a file: only .gitignore does.
+go_binary_case "a file a global ignore rule names" 'echo "*.embed" > .git/info/exclude && echo x > data.embed'
+go_binary_case "a file only a global ignore rule names, changed" 'echo y > data.embed'
 (cd "$repo" && echo '*.out' >> .gitignore && echo x > ignored.out)
 builds 'go_binary build b.out .'
 before=$n
 (cd "$repo" && echo y > ignored.out)
 builds 'go_binary build b.out .'
-[ "$n" = "$before" ] || fail "go_binary: a file git ignores changed, and it built again"
-builds 'go_binary test b.out .'
-[ "$n" = $((before + 1)) ] || fail "go_binary: another kind of build did not build"
-# Outside a git checkout: the go command decides, every time.
+[ "$n" = "$before" ] || fail "go_binary: a file .gitignore names changed, and it built again"
+# Each binary of a package its own fingerprint: c.out built after a change
+# does not make b.out's build look current.
+builds 'go_binary build c.out .'
+(cd "$repo" && echo "// y" >> go.mod)
+builds 'go_binary build c.out . && go_binary build b.out .'
+[ "$n" = $((before + 3)) ] || fail "go_binary: two names of one package: $((n - before - 1)) builds after a change, want 2"
+# A build that failed is tried again.
+before=$n
+(cd "$repo" && echo "// z" >> go.mod)
+(cd "$repo" && GO=$tmp/fakego FAKE_ROOT=$tmp FAKE_GO_LOG=$tmp/go.log FAKE_GOVERSION=$goversion FAKE_GO_FAIL=1 bash -c ". '$lib'; go_binary build b.out ." 2> /dev/null) &&
+  fail "go_binary: a failed build returned 0"
+builds 'go_binary build b.out .'
+[ "$n" = $((before + 2)) ] || fail "go_binary: after a failed build: $((n - before)) builds, want 2"
+# With a go.work (which may name modules outside the checkout), or outside
+# a git checkout: the go command decides, every time.
+before=$n
+gowork=/elsewhere/go.work
+builds 'go_binary build b.out . && go_binary build b.out .'
+[ "$n" = $((before + 2)) ] || fail "go_binary: with a go.work: $((n - before)) builds for 2 calls, want 2"
+gowork=
 rm -rf "$repo/.git"
 builds 'go_binary build b.out . && go_binary build b.out .'
-[ "$n" = $((before + 3)) ] || fail "go_binary: outside git: $((n - before - 1)) builds for 2 calls, want 2"
+[ "$n" = $((before + 4)) ] || fail "go_binary: outside git: $((n - before - 2)) builds for 2 calls, want 2"
 
 if [ "$failed" = 0 ]; then
   echo "hack/lib_test.sh: PASS"
