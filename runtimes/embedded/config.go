@@ -87,10 +87,21 @@ func (l layout) crunEmpty() string   { return l.dir + "/" + crunwrapper.EmptyFil
 // network testing (RFC 2544, never routed; the other half is for Docker
 // networks); pods only talk to themselves and loopback.
 func (l layout) network() (bridge, subnet string) {
+	n := l.slot()
+	return fmt.Sprintf("ectest%d", n), fmt.Sprintf("198.18.%d.0/24", n)
+}
+
+// slot is the run's network slot, 0 to 255, from its ID.
+func (l layout) slot() uint32 {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(l.id))
-	n := h.Sum32() % 256
-	return fmt.Sprintf("ectest%d", n), fmt.Sprintf("198.18.%d.0/24", n)
+	return h.Sum32() % 256
+}
+
+// bridgeMAC is the address of the run's bridge (makeBridge): locally
+// administered, unicast, and as unique on the host as the bridge's name.
+func (l layout) bridgeMAC() string {
+	return fmt.Sprintf("02:ec:7e:57:00:%02x", l.slot())
 }
 
 const namespaceK8s = "k8s.io"

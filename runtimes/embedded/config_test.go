@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -121,5 +122,26 @@ func TestFlavorsDefaultToRunc(t *testing.T) {
 		if f.Runtime.Default.Name != catalog.Runc.Name {
 			t.Errorf("%s: default handler %s; the embedded containerd's is runc", f.Name, f.Runtime.Default.Name)
 		}
+	}
+}
+
+// Each network slot's bridge has an address of its own: locally
+// administered, unicast.
+func TestBridgeMAC(t *testing.T) {
+	seen := map[string]string{}
+	for i := 0; i < 2000; i++ {
+		l := layout{id: fmt.Sprintf("run-%d", i)}
+		mac := l.bridgeMAC()
+		bridge, _ := l.network()
+		if !strings.HasPrefix(mac, "02:") || len(mac) != 17 {
+			t.Fatalf("%s: address %s is not a locally administered unicast one", l.id, mac)
+		}
+		if other, ok := seen[mac]; ok && other != bridge {
+			t.Fatalf("bridges %s and %s share address %s", other, bridge, mac)
+		}
+		seen[mac] = bridge
+	}
+	if len(seen) != 256 {
+		t.Errorf("%d addresses for 2000 runs, want one per slot (256)", len(seen))
 	}
 }

@@ -82,6 +82,9 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	if err := claim(o.BaseDir, l); err != nil {
 		return nil, err
 	}
+	if err := makeBridge(l); err != nil {
+		return nil, errors.Join(err, cleanupDir(l))
+	}
 	if err := d.prepare(l, o); err != nil {
 		return nil, errors.Join(err, cleanupDir(l))
 	}
@@ -460,6 +463,23 @@ func claim(baseDir string, l layout) error {
 	if err := os.Rename(tmp, l.dir); err != nil {
 		os.RemoveAll(tmp)
 		return err
+	}
+	return nil
+}
+
+// makeBridge makes the run's CNI bridge before the runtime starts, with an
+// address of its own (layout.bridgeMAC). A bridge the CNI bridge plugin
+// makes has none: Linux then gives it the lowest address of its ports,
+// which changes as sandboxes come and go, and a CNI CHECK of a sandbox
+// made a moment before (CRI-O checks each new sandbox's network) fails
+// with "Bridge interface ... Mac doesn't match": RunPodSandbox failed so
+// once in make test (CRI-O, -parallel=4, IPC NODE's sandbox), an error of
+// the suite's own network, not the runtime's. The plugin takes the bridge
+// as it finds it; cleanupDir deletes it.
+func makeBridge(l layout) error {
+	bridge, _ := l.network()
+	if out, err := exec.Command("ip", "link", "add", "name", bridge, "address", l.bridgeMAC(), "type", "bridge").CombinedOutput(); err != nil {
+		return fmt.Errorf("embedded runtime: make the CNI bridge %s: %v: %s", bridge, err, out)
 	}
 	return nil
 }
