@@ -126,11 +126,11 @@ critest-compare:
 ## soak: the flake campaign: the CRI suite (embedded runtime) and the cluster suite (one kind cluster) N times each
 ## in a row (N=20 by default), randomized, in PROCS processes, then which specs or capabilities ever differed between
 ## a suite's runs, with their run folders: $(REPORT_DIR)/soak/<suite>/soak.md. Exit 0 nothing differed, 1 something did.
-## SUITES="cri" for one suite. Example: make soak N=10 SUITES=cluster
+## SUITES="cri" for one suite, RUNTIME= the CRI suite's embedded runtime. Example: make soak N=10 SUITES=cluster
 N ?= 20
 SUITES ?= cri cluster
 soak:
-	N=$(N) SUITES="$(SUITES)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) hack/soak.sh
+	N=$(N) SUITES="$(SUITES)" PROCS=$(PROCS) REPORT_DIR=$(REPORT_DIR) RUNTIME="$(RUNTIME)" hack/soak.sh
 
 ## mutation: the CRI suite through every fault of the fault-injecting CRI proxy (a self-test), every spec per
 ## fault (FOCUSED=1: only the specs labelled with what the fault must break and its collateral, as make test); a surviving

@@ -6,7 +6,9 @@
 # compiled suite binaries a vendor runs; then compares the verdicts and spec
 # outcomes of every run of each suite (ectest-report -soak) and writes
 # which specs or capabilities ever differed, with the run folders holding
-# their logs, into $REPORT_DIR/soak/<suite>/soak.md. Exit 0 when nothing
+# their logs, into $REPORT_DIR/soak/<suite>/soak.md. RUNTIME=name runs the
+# CRI suite against that embedded runtime (make soak SUITES=cri
+# RUNTIME=cri-o) instead of the default. Exit 0 when nothing
 # differed in either suite, 1 when something did, 3 when a suite could not
 # be run at all or a run ended with run errors (no verdict to compare).
 #
@@ -52,6 +54,9 @@ for suite in $suites; do
   esac
   progress "compiling the $suite suite" go_binary test "$bin/$suite.test" "./suites/$suite" || exit 3
   flags=()
+  if [ "$suite" = cri ] && [ -n "${RUNTIME:-}" ]; then
+    flags=(-runtime="$RUNTIME")
+  fi
   if [ "$suite" = cluster ]; then
     progress "building ectest-kind" go_binary build "$bin/ectest-kind" ./cmd/ectest-kind || exit 3
     # One cluster for every run: made here (node images built or cached
