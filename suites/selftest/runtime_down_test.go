@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ectest/ectest/framework/report"
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // The runtime-down scenarios' times, in one place.
@@ -102,6 +104,7 @@ func TestRuntimeDownMidRunIsRunError(t *testing.T) {
 				t.Errorf("no spec's run error says the runtime went away; run errors:\n%s", strings.Join(sum.RunErrors, "\n"))
 			}
 			t.Logf("specs: %+v; %d run errors say the runtime went away", sum.Specs, wentAway)
+			logSlowest(t, dir, 3)
 			checkNoEmbeddedLeft(t)
 			checkHostLeft(t, before)
 			if t.Failed() {
@@ -133,6 +136,28 @@ func embeddedContainerd(t *testing.T) int {
 		t.Fatalf("want one embedded containerd, found %v", found)
 	}
 	return found[0]
+}
+
+// logSlowest logs the n longest specs of the run in dir, with their state:
+// what the run's time after the runtime went away went to (the report
+// itself goes with the test's temporary directory).
+func logSlowest(t *testing.T, dir string, n int) {
+	t.Helper()
+	var reports []types.Report
+	readJSON(t, filepath.Join(dir, report.JSONFile), &reports)
+	if len(reports) != 1 {
+		return
+	}
+	var specs types.SpecReports
+	for _, s := range reports[0].SpecReports {
+		if s.LeafNodeType == types.NodeTypeIt && !s.State.Is(types.SpecStateSkipped) {
+			specs = append(specs, s)
+		}
+	}
+	sort.Slice(specs, func(i, j int) bool { return specs[i].RunTime > specs[j].RunTime })
+	for _, s := range specs[:min(n, len(specs))] {
+		t.Logf("slowest: %s, %s: %s", s.RunTime.Round(100*time.Millisecond), s.State, s.FullText())
+	}
 }
 
 func readSummary(t *testing.T, dir string) report.Summary {
