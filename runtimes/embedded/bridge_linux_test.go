@@ -12,12 +12,7 @@ import (
 // joins: a CNI CHECK of a sandbox made before then still finds the
 // bridge's address as the ADD reported it.
 func TestBridgeKeepsItsAddress(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to make links")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command")
-	}
+	needIP(t)
 	// A run ID whose bridge is not on this host (freeNetworkID's rule).
 	l := layout{id: freeNetworkID(t.TempDir())}
 	bridge, _ := l.network()

@@ -10,12 +10,7 @@ import (
 // A dead run's sandbox network namespaces (CNI's cni-* in /run/netns) are
 // removed by the run's subnet, and another subnet's are left alone.
 func TestRemoveNetnsIn(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to make network namespaces")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command")
-	}
+	needIP(t)
 	mk := func(name, hostVeth, addr string) {
 		t.Helper()
 		t.Cleanup(func() { _ = exec.Command("ip", "netns", "delete", name).Run() })
@@ -71,5 +66,17 @@ func TestSweepJudgesOnlyItsOwnPIDNamespace(t *testing.T) {
 		if (err == nil) != kept {
 			t.Errorf("%s: kept %v, want %v", name, err == nil, kept)
 		}
+	}
+}
+
+// needIP skips a test that makes links or network namespaces with the ip
+// command where it cannot: not root, or no ip.
+func needIP(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make links and network namespaces")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip command")
 	}
 }
