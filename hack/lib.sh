@@ -139,12 +139,12 @@ _go_inputs() (
   tools=("${v[2]}/bin/go" "${v[3]}/compile" "${v[3]}/link")
   [ "${v[5]}" != 1 ] || tools+=("$(command -v "${v[4]}")")
   tools=$(stat -L -c '%n %s %Y %i' "${tools[@]}") || exit 1
-  deleted=$(git ls-files -z --deleted | sort -z -u | tr '\0' '\n') || exit 1
-  # (Every file but those deleted from the work tree, each with its content.)
+  # Every file but those deleted from the work tree (gone from the list
+  # then), each with its content.
   files=$(comm -z -23 <(git ls-files -z --cached --others --exclude-per-directory=.gitignore -- . ':(exclude)_output' | sort -z -u) \
     <(git ls-files -z --deleted | sort -z -u) | xargs -0 -r sha256sum) || exit 1
   # (GOGCCFLAGS names a temporary directory of its own on every call.)
-  printf '%s\n' "$@" "$head" "$tools" "$(grep -v '^GOGCCFLAGS=' <<< "$env")" deleted: "$deleted" files: "$files" | sha256sum | cut -c1-64
+  printf '%s\n' "$@" "$head" "$tools" "$(grep -v '^GOGCCFLAGS=' <<< "$env")" files: "$files" | sha256sum | cut -c1-64
 )
 
 # _ectest_kill_tree PID: SIGTERM to PID and every process below it, all
@@ -211,7 +211,7 @@ both() {
 # (_go_inputs) and the go command is not run at all when the binary at
 # that path was built from the very same inputs.
 go_binary() {
-  local stamp=() kind out pkg key dir fp= inputs
+  local stamp=() kind out pkg key dir built what
   if [ "${1-}" = -stamp ]; then
     stamp=(-ldflags "$(version_ldflags)")
     shift
@@ -224,21 +224,23 @@ go_binary() {
   esac
   key=$(printf '%s\n' "${kind[*]}" "$pkg" "${#stamp[@]}" "${GOOS-}" "${GOARCH-}" "${CGO_ENABLED-}" "${GOFLAGS-}" | sha256sum | cut -c1-12)
   dir=_output/build/$(basename "$pkg")-$key
+  built=$dir/$(basename "$out")
+  what=("${kind[*]}" "$pkg" "${stamp[*]}")
   mkdir -p "$dir" "$(dirname "$out")" || return
   (
     flock 9 || exit
     # (One fingerprint per binary: a package may be built under two names.)
-    inputs=$dir/.inputs.$(basename "$out")
-    fp=$(_go_inputs "${kind[*]}" "$pkg" "${stamp[*]}") || fp=
-    if [ -z "$fp" ] || [ ! -f "$dir/$(basename "$out")" ] || [ "$(cat "$inputs" 2> /dev/null)" != "$fp" ]; then
+    inputs=$built.inputs
+    fp=$(_go_inputs "${what[@]}") || fp=
+    if [ -z "$fp" ] || [ ! -f "$built" ] || [ "$(cat "$inputs" 2> /dev/null)" != "$fp" ]; then
       rm -f "$inputs"
       rm -rf "$dir/tmp" && mkdir "$dir/tmp" || exit
-      GOTMPDIR=$PWD/$dir/tmp ${GO:-go} "${kind[@]}" "${stamp[@]}" -o "$dir/$(basename "$out")" "$pkg" || exit
+      GOTMPDIR=$PWD/$dir/tmp ${GO:-go} "${kind[@]}" "${stamp[@]}" -o "$built" "$pkg" || exit
       # Kept only if nothing changed while it built (the binary may hold
       # a file's content from between the two).
-      [ -z "$fp" ] || [ "$(_go_inputs "${kind[*]}" "$pkg" "${stamp[*]}")" != "$fp" ] || echo "$fp" > "$inputs"
+      [ -z "$fp" ] || [ "$(_go_inputs "${what[@]}")" != "$fp" ] || echo "$fp" > "$inputs"
     fi
-    ln -f "$dir/$(basename "$out")" "$out" 2>/dev/null ||
-      { cp "$dir/$(basename "$out")" "$out.tmp.$$" && mv -f "$out.tmp.$$" "$out"; }
+    ln -f "$built" "$out" 2>/dev/null ||
+      { cp "$built" "$out.tmp.$$" && mv -f "$out.tmp.$$" "$out"; }
   ) 9> "$dir/.lock"
 }

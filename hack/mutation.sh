@@ -8,7 +8,8 @@
 # nonconformance it declares fails this (exit 1). Reports in
 # $REPORT_DIR/mutation. REJUDGE=1 runs nothing and judges the reports
 # there again (every layer's). FOCUSED=1 (make test) runs each CRI-layer
-# fault but the bases (none, strict) and the suite-environment scenario
+# fault but the bases (none, none-containerd-2, strict) and the
+# suite-environment scenario
 # through only the specs labelled with the capabilities it must turn
 # nonconformant and its declared collateral; the reports say which.
 # RUNTIME=name runs every CRI-layer fault in front of that embedded runtime

@@ -54,9 +54,7 @@ for suite in $suites; do
   esac
   progress "compiling the $suite suite" go_binary test "$bin/$suite.test" "./suites/$suite" || exit 3
   flags=()
-  if [ "$suite" = cri ] && [ -n "${RUNTIME:-}" ]; then
-    flags=(-runtime="$RUNTIME")
-  fi
+  [ "$suite" != cri ] || flags=(${RUNTIME:+-runtime="$RUNTIME"})
   if [ "$suite" = cluster ]; then
     progress "building ectest-kind" go_binary build "$bin/ectest-kind" ./cmd/ectest-kind || exit 3
     # One cluster for every run: made here (node images built or cached

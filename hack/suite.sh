@@ -14,7 +14,6 @@ cd "$(dirname "$0")/.."
 suite=${1:-}
 case $suite in cri|cluster) ;; *) echo "ectest: hack/suite.sh: unknown suite '$suite' (cri or cluster)" >&2; exit 2 ;; esac
 shift
-go=${GO:-go}
 report=$(realpath -m "${SUITE_REPORT_DIR:-${REPORT_DIR:-${ARTIFACTS:-$PWD/_artifacts}}/$suite}")
 procs=${PROCS:-4}
 bin=$(mktemp -d "/tmp/ectest-$suite-bin.XXXXXX")
@@ -27,7 +26,8 @@ if [ "$suite" = cluster ]; then
   # not link the builder): check the flags first, then build (or find
   # cached) what they need.
   "$bin/$suite.test" "${args[@]}" -ginkgo.dry-run > /dev/null || exit $?
-  progress "the node images for the cluster suite" $go run ./cmd/ectest-kind suite-images "$@" || exit 3
+  progress "building ectest-kind" go_binary build "$bin/ectest-kind" ./cmd/ectest-kind || exit 3
+  progress "the node images for the cluster suite" "$bin/ectest-kind" suite-images "$@" || exit 3
 fi
 echo "ectest: $suite suite, $procs processes (reports in $report)"
 "$bin/$suite.test" -parallel="$procs" "${args[@]}"

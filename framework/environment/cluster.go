@@ -134,7 +134,7 @@ type ClusterHandle struct {
 	Env      *ClusterEnvironment
 	cluster  *kind.Cluster
 	registry *registry.Registry
-	// client is the API client of Env.Kubeconfig, made once (client).
+	// client is the API client of Env.Kubeconfig, made once (clientset).
 	client kubernetes.Interface
 }
 

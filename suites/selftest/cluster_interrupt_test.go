@@ -84,7 +84,7 @@ func TestClusterInterruptLeavesNothingBehind(t *testing.T) {
 const suiteTimeoutCase = 60 * time.Second
 
 // suiteTimeoutLabels selects the specs the "suite timeout" case runs: each
-// runs a pod on the node (22 specs, well over 90 s serially: several times
+// runs a pod on the node (22 specs, well over 90 s serially: more than
 // suiteTimeoutCase).
 const suiteTimeoutLabels = "(pid || network || ipc || streaming || lifecycle) && !skew"
 

@@ -143,13 +143,8 @@ func embeddedContainerd(t *testing.T) int {
 // itself goes with the test's temporary directory).
 func logSlowest(t *testing.T, dir string, n int) {
 	t.Helper()
-	var reports []types.Report
-	readJSON(t, filepath.Join(dir, report.JSONFile), &reports)
-	if len(reports) != 1 {
-		return
-	}
 	var specs types.SpecReports
-	for _, s := range reports[0].SpecReports {
+	for _, s := range suiteReport(t, dir).SpecReports {
 		if s.LeafNodeType == types.NodeTypeIt && !s.State.Is(types.SpecStateSkipped) {
 			specs = append(specs, s)
 		}

@@ -114,13 +114,8 @@ func TestVerdictsMatchExpectations(t *testing.T) {
 func TestOnlyNonconformanceFailsSpecs(t *testing.T) {
 	for dir := range runs(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			var reports []types.Report
-			readJSON(t, filepath.Join(dir, report.JSONFile), &reports)
-			if len(reports) != 1 {
-				t.Fatalf("want one suite report, got %d", len(reports))
-			}
 			ran := 0
-			for _, s := range reports[0].SpecReports {
+			for _, s := range suiteReport(t, dir).SpecReports {
 				if s.State.Is(types.SpecStatePassed | types.SpecStateFailed) {
 					ran++
 				}
@@ -168,6 +163,17 @@ func TestNothingLeftBehind(t *testing.T) {
 	for _, l := range logs {
 		t.Errorf("log directory left behind: %s", l)
 	}
+}
+
+// suiteReport is the Ginkgo report of the run in dir, which has one suite.
+func suiteReport(t *testing.T, dir string) types.Report {
+	t.Helper()
+	var reports []types.Report
+	readJSON(t, filepath.Join(dir, report.JSONFile), &reports)
+	if len(reports) != 1 {
+		t.Fatalf("want one suite report, got %d", len(reports))
+	}
+	return reports[0]
 }
 
 func readJSON(t *testing.T, path string, v any) {

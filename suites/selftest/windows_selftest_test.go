@@ -192,13 +192,8 @@ func checkWindowsMatrix(t *testing.T, dir string, want map[capability.Name]windo
 // the expectation file states.
 func checkSkips(t *testing.T, dir string, exp windowsExpectation) {
 	t.Helper()
-	var reports []types.Report
-	readJSON(t, filepath.Join(dir, report.JSONFile), &reports)
-	if len(reports) != 1 {
-		t.Fatalf("want one suite report, got %d", len(reports))
-	}
 	ran := 0
-	for _, s := range reports[0].SpecReports {
+	for _, s := range suiteReport(t, dir).SpecReports {
 		if s.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
