@@ -108,7 +108,7 @@ version_ldflags() {
   local v c
   c=$(git rev-parse HEAD 2>/dev/null) || return 0
   v=${ECTEST_VERSION:-$(git describe --tags --always --dirty 2>/dev/null)}
-  echo "-X github.com/ectest/ectest/framework.Version=$v -X github.com/ectest/ectest/framework.Commit=$c"
+  echo "-X github.com/ectest/ectest/internal/buildinfo.Version=$v -X github.com/ectest/ectest/internal/buildinfo.Commit=$c"
 }
 
 # _go_inputs WHAT...: a fingerprint of everything a build in this module

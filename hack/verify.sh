@@ -25,10 +25,15 @@ GOOS=windows $go vet ./...  # test files too: the suite binary ships for Windows
 
 # The framework core (plain configuration, labels, requirements, outcome)
 # sits at the bottom: of the project it imports only the leaf capability
-# package, never runtimes, kind or fixtures. Suites never import each other.
-bad=$($go list -deps ./framework | grep '^github.com/ectest/ectest/' | grep -v -x -e 'github.com/ectest/ectest/framework' -e 'github.com/ectest/ectest/framework/capability' || true)
+# package and internal/buildinfo (the version, standard library only),
+# never runtimes, kind or fixtures. Suites never import each other.
+bad=$($go list -deps ./framework | grep '^github.com/ectest/ectest/' | grep -v -x -e 'github.com/ectest/ectest/framework' -e 'github.com/ectest/ectest/framework/capability' -e 'github.com/ectest/ectest/internal/buildinfo' || true)
 if [ -n "$bad" ]; then
-  echo "framework core depends on more than framework/capability: $bad"; exit 1
+  echo "framework core depends on more than framework/capability and internal/buildinfo: $bad"; exit 1
+fi
+bad=$($go list -f '{{join .Imports "\n"}}' ./internal/buildinfo | grep '^github.com/ectest/ectest/' || true)
+if [ -n "$bad" ]; then
+  echo "internal/buildinfo must be a leaf, imports: $bad"; exit 1
 fi
 # Suite binaries make clusters from node images built before: they never
 # link the node-image builder.

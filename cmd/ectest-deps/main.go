@@ -13,12 +13,15 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/ectest/ectest/internal/buildinfo"
 	"github.com/ectest/ectest/internal/hostdeps"
 )
 
 func main() {
 	list := flag.Bool("list", false, "print the packages per purpose and exit")
+	showVersion := buildinfo.Flag(flag.CommandLine, "ectest-deps")
 	flag.Parse()
+	showVersion()
 	if *list {
 		for _, p := range hostdeps.All() {
 			fmt.Printf("%s: %s\n", p, strings.Join(hostdeps.Packages[p], " "))

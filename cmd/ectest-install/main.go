@@ -14,10 +14,12 @@ import (
 	"path/filepath"
 
 	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/internal/buildinfo"
 	"github.com/ectest/ectest/runtimes/embedded"
 )
 
 func main() {
+	buildinfo.Arg("ectest-install")
 	names := os.Args[1:]
 	if len(names) == 1 && (names[0] == "-list" || names[0] == "--list") {
 		for _, f := range embedded.Flavors {

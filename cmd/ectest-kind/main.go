@@ -19,6 +19,7 @@ import (
 	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/environment"
+	"github.com/ectest/ectest/internal/buildinfo"
 	"github.com/ectest/ectest/internal/nodebuild"
 	"github.com/ectest/ectest/kind"
 	"github.com/ectest/ectest/kind/host"
@@ -64,6 +65,7 @@ func main() {
 	programs.Dispatch()
 	criproxy.Dispatch() // the node's CRI proxy is a copy of this binary
 	ocifault.Dispatch() // so is the OCI runtime wrapper of a cluster with an OCI fault
+	buildinfo.Arg("ectest-kind")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/report/matrix"
+	"github.com/ectest/ectest/internal/buildinfo"
 )
 
 func main() {
@@ -45,7 +46,9 @@ func main() {
 	noFileLocks := flag.Bool("no-file-locks", false, "do not take the cells' file locks (/tmp/ectest-heavy.lock): a machine of the matrix's own, where nothing else runs")
 	list := flag.Bool("list", false, "print the cells (name, layer, command or why skipped) and exit")
 	listJSON := flag.Bool("json", false, "with -list: the names of the cells that run, as a JSON array (a CI job matrix)")
+	showVersion := buildinfo.Flag(flag.CommandLine, "ectest-matrix")
 	flag.Parse()
+	showVersion()
 	if flag.NArg() > 0 {
 		badInput(fmt.Errorf("unexpected arguments %q", flag.Args()))
 	}

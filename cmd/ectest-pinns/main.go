@@ -6,10 +6,12 @@ package main
 import (
 	"os"
 
+	"github.com/ectest/ectest/internal/buildinfo"
 	"github.com/ectest/ectest/runtimes/pinns"
 )
 
 func main() {
 	pinns.ChildMain() // the namespaces' holder, when re-executed by Run
+	buildinfo.Arg("ectest-pinns")
 	os.Exit(pinns.Main(os.Args[1:], os.Stderr))
 }

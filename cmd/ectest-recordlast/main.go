@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ectest/ectest/internal/buildinfo"
 	"github.com/ectest/ectest/internal/recordlast"
 )
 
 func main() {
+	buildinfo.Arg("ectest-recordlast")
 	findings, err := recordlast.Check(os.Args[1:]...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ectest: recordlast:", err)

@@ -24,6 +24,7 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/report"
+	"github.com/ectest/ectest/internal/buildinfo"
 	"github.com/ectest/ectest/runtimes/embedded"
 	"github.com/ectest/ectest/runtimes/expected"
 	"github.com/onsi/ginkgo/v2/types"
@@ -37,7 +38,9 @@ func main() {
 	soak := flag.String("soak", "", "make soak: compare the runs (REPORT_DIR... of one suite, same runtime) under this title; writes soak.json/md into -o; exit 0 when nothing differed, 1 otherwise")
 	compare := flag.Bool("compare-critest", false, "make critest-compare: arguments are the CRI suite's report folder and critest's Ginkgo JSON report of runs against the same runtime; prints and writes (critest-compare.json into -o) each one's per-spec times and the ratio of the means")
 	outcome := flag.String("outcome", "", "print the last line of the run whose reports are in this directory and exit with its code (a ginkgo -p run exits 0 or 1 itself)")
+	showVersion := buildinfo.Flag(flag.CommandLine, "ectest-report")
 	flag.Parse()
+	showVersion()
 	var files []*expected.File
 	if *expect != "" {
 		var err error

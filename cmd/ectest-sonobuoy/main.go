@@ -49,6 +49,9 @@ func main() {
 		}
 		return
 	}
+	if os.Args[1] == "-version" || os.Args[1] == "--version" {
+		os.Args[1] = "version" // the same line, as every binary answers -version
+	}
 	if err := run(ctx, os.Args[1], os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "ectest-sonobuoy: "+strings.ReplaceAll(err.Error(), "\n", " "))
 		var bad badInput
