@@ -43,6 +43,10 @@ type Config struct {
 	// RunID names the run (the ectest.io/run label of everything it
 	// creates); empty: a random one (RunIDOrNew).
 	RunID string
+	// RemoveLeftovers removes, before the first spec, what earlier runs of
+	// the suite left in the runtime (found by their labels); without it
+	// they are only reported.
+	RemoveLeftovers bool
 	// Embedded runtime settings (used only without RuntimeEndpoint).
 	// Runtime names the embedded runtime (see runtimes/catalog).
 	Runtime    string
@@ -186,6 +190,7 @@ func suiteFlags(fs *flag.FlagSet, c *Config, ch Choices, suite Suite) {
 		fs.StringVar(&c.RuntimeHandler, "runtime-handler", "", "runtime handler (RuntimeClass) for sandboxes")
 		fs.Var(alias{&c.ImagesFile}, "test-images-file", "critest's name of -images-file")
 		fs.StringVar(&c.WindowsBuild, "windows-build", "", "Windows nodes: the node's OS build (ltsc2019, ltsc2022, ltsc2025 or a build number) that picks the images file's set; default: this machine's")
+		fs.BoolVar(&c.RemoveLeftovers, "remove-leftovers", false, "before the first spec, remove the sandboxes and containers earlier runs of this suite left in the runtime (found by their ectest.io labels; without it they are only reported): never while another run against the same runtime is going")
 		fs.StringVar(&c.Runtime, "runtime", DefaultRuntime, "embedded runtime to start without -runtime-endpoint ("+strings.Join(ch.Runtimes, ", ")+")")
 		fs.StringVar(&c.Containerd, "embedded-containerd", DefaultContainerd, "containerd binary for the embedded runtime")
 		fs.StringVar(&c.CNIBinDir, "embedded-cni-bin-dir", DefaultCNIBinDir(), "CNI plugin directory for the embedded runtime")
@@ -303,6 +308,8 @@ func (c *Config) Validate() error {
 	}
 	if c.ReportDir == "" {
 		errs = append(errs, errors.New("-report-dir is empty"))
+	} else if err := checkReportDir(c.ReportDir, MinReportDirFree); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ProgressURL != "" {
 		if u, err := url.Parse(c.ProgressURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -340,10 +347,30 @@ func (c *Config) ImageEndpointOrDefault() string {
 	return c.RuntimeEndpoint
 }
 
-// Exit prints err as one line per problem, prefixed with "ectest:", and exits 2.
+// Exit prints err as one line, prefixed with "ectest:", and exits 2; or
+// 3, the line saying RUN FAILED, when every problem is the environment's
+// (no room for the reports, a report folder another run holds).
 func Exit(err error) {
+	if environmentOnly(err) {
+		fmt.Fprintf(os.Stderr, "ectest: RUN FAILED: %s; nothing ran, no verdict (exit %d)\n", oneLine(err), ExitRunFailed)
+		os.Exit(ExitRunFailed)
+	}
 	fmt.Fprintln(os.Stderr, "ectest: "+oneLine(err))
-	os.Exit(2)
+	os.Exit(ExitBadInput)
+}
+
+// environmentOnly says whether err (one error or a join) is envErrors only.
+func environmentOnly(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !environmentOnly(e) {
+				return false
+			}
+		}
+		return len(j.Unwrap()) > 0
+	}
+	var env envError
+	return errors.As(err, &env)
 }
 
 func oneLine(err error) string {

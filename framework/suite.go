@@ -38,8 +38,12 @@ func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
 			Exit(err)
 		}
 	}
+	// One run at a time in a report folder (reportdir.go).
+	release := holdReportDir(cfg)
 	if cfg.Parallel > 1 && !isParallelProcess() {
-		os.Exit(runParallel(cfg))
+		code := runParallel(cfg)
+		release()
+		os.Exit(code)
 	}
 	progressURL = cfg.ProgressURL
 	// A parallel process other than the first writes no reports; only a
@@ -47,9 +51,12 @@ func Main(m *testing.M, cfg *Config, checks ...func(*Config) error) {
 	_ = os.Remove(filepath.Join(cfg.ReportDir, OutcomeFile))
 	code := m.Run()
 	if suiteConfig, _ := ginkgo.GinkgoConfiguration(); suiteConfig.ParallelTotal > 1 {
+		release()
 		os.Exit(code) // the ginkgo CLI reports the run; make conformance reads the reports
 	}
-	os.Exit(exitCode(code, cfg.ReportDir))
+	code = exitCode(code, cfg.ReportDir)
+	release()
+	os.Exit(code)
 }
 
 // parseFlags parses the command line; a wrong flag is one "ectest:" line

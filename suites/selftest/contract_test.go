@@ -9,11 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ectest/ectest/framework"
 )
 
 // The exit-code contract (README, "Reading results"), entry point by entry
@@ -40,6 +43,8 @@ type contractEntry struct {
 	// only restricts the entry to some cases (the full make conformance
 	// runs a cluster: its runs are the acceptance's, by hand).
 	only []string
+	// sub is the folder under the report folder the entry's suite writes to.
+	sub string
 }
 
 type contractCase struct {
@@ -50,6 +55,12 @@ type contractCase struct {
 	code   int
 	line   string // a regular expression the ectest line must match
 	signal bool
+	// folder prepares the report folder: root is the one given, dir the
+	// entry's suite's; it returns what {PID} in line stands for.
+	folder func(t *testing.T, root, dir string) string
+	// held: the case needs the runtime outside the suite and its registry
+	// address, alone (after the other groups).
+	held bool
 }
 
 func TestExitCodeContract(t *testing.T) {
@@ -80,11 +91,11 @@ func TestExitCodeContract(t *testing.T) {
 		{name: "cri.test -parallel=4", argv: func(f []string, l, r string) []string {
 			return withLabels(append([]string{bin, "-parallel=4", "-report-dir=" + r}, f...), l)
 		}},
-		{name: "make conformance-cri", make: true, argv: func(f []string, l, r string) []string { return makeArgs("conformance-cri", f, l, r) }},
-		{name: "make certify", make: true, argv: func(f []string, l, r string) []string {
+		{name: "make conformance-cri", make: true, sub: "cri", argv: func(f []string, l, r string) []string { return makeArgs("conformance-cri", f, l, r) }},
+		{name: "make certify", make: true, sub: "certify", argv: func(f []string, l, r string) []string {
 			return makeArgs("certify", append([]string{"-registry-addr=" + registry}, f...), l, r, "RUNTIME_ENDPOINT="+endpoint)
 		}},
-		{name: "make conformance", make: true, only: []string{"bad input", "misspelt label"}, argv: func(f []string, l, r string) []string {
+		{name: "make conformance", make: true, sub: "cri", only: []string{"bad input", "misspelt label", "read-only report folder", "full report folder", "report folder in use"}, argv: func(f []string, l, r string) []string {
 			if l != "" {
 				f = append(f, "-ginkgo.label-filter="+l)
 			}
@@ -97,6 +108,13 @@ func TestExitCodeContract(t *testing.T) {
 		{name: "nonconformance", labels: "target-id-validation", code: 1, line: `^ectest: NONCONFORMANT .*target-id-validation.*\(exit 1\)$`},
 		{name: "run error", labels: "image-pull-at-debug-time", env: []string{"ECTEST_SELFTEST_REGISTRY_DOWN=1"}, code: 3, line: `^ectest: RUN FAILED .*\(exit 3\)$`},
 		{name: "SIGINT", labels: "pid", signal: true, code: 3, line: `^ectest: RUN FAILED .*(nterrupt|no verdict).*\(exit 3\)$`},
+		// The report folder, checked before anything runs (issue 41).
+		{name: "read-only report folder", code: 2, line: `^ectest: -report-dir \S+ (is not writable|cannot be made: \S+ is not writable): read-only file system$`,
+			folder: func(t *testing.T, root, _ string) string { mountTmpfs(t, root, syscall.MS_RDONLY); return "" }},
+		{name: "full report folder", code: 3, line: `^ectest: RUN FAILED: -report-dir \S+: 1\.0 MiB free on its file system, a run needs \d+\.\d MiB for its reports; nothing ran, no verdict \(exit 3\)$`,
+			folder: func(t *testing.T, root, _ string) string { mountTmpfs(t, root, 0); return "" }},
+		{name: "report folder in use", code: 3, held: true, line: `^ectest: RUN FAILED: -report-dir \S+ is in use by another run \(PID {PID}, since [0-9:]+; lock \S+\): .*\(exit 3\)$`,
+			folder: func(t *testing.T, _, dir string) string { return holdFolder(t, bin, endpoint, registry, dir) }},
 	}
 	// One row per entry point and case, in this order whichever finishes
 	// first. The cases of bad input run side by side (they touch no
@@ -111,7 +129,9 @@ func TestExitCodeContract(t *testing.T) {
 	)
 	groupOf := func(c contractCase) string {
 		switch {
-		case c.name == "bad input" || c.name == "misspelt label":
+		case c.held:
+			return "held"
+		case c.name == "bad input" || c.name == "misspelt label" || c.folder != nil:
 			return "input"
 		case c.signal:
 			return "interrupts"
@@ -120,6 +140,9 @@ func TestExitCodeContract(t *testing.T) {
 	}
 	runCase := func(t *testing.T, row int, e contractEntry, c contractCase) {
 		report := t.TempDir()
+		if c.folder != nil {
+			c.line = strings.ReplaceAll(c.line, "{PID}", c.folder(t, report, filepath.Join(report, e.sub)))
+		}
 		code, out, took := runContract(t, e.argv(c.flags, c.labels, report), c.env, c.signal)
 		lines := nonEmptyLines(out)
 		last := ""
@@ -157,7 +180,7 @@ func TestExitCodeContract(t *testing.T) {
 		if !regexp.MustCompile(c.line).MatchString(ectestLine) {
 			t.Errorf("ectest line %q, want /%s/", ectestLine, c.line)
 		}
-		if c.name == "bad input" || c.name == "misspelt label" {
+		if c.name == "bad input" || c.name == "misspelt label" || c.folder != nil {
 			if n := strings.Count(out, "\n"); !e.make && n > 1 {
 				t.Errorf("bad input printed %d lines, want one:\n%s", n, out)
 			}
@@ -175,7 +198,7 @@ func TestExitCodeContract(t *testing.T) {
 	for _, group := range []struct {
 		name     string
 		parallel bool
-	}{{"input", true}, {"runs", true}, {"interrupts", false}} {
+	}{{"input", true}, {"runs", true}, {"interrupts", false}, {"held", false}} {
 		t.Run(group.name, func(t *testing.T) {
 			row := 0
 			for _, e := range entries {
@@ -185,7 +208,7 @@ func TestExitCodeContract(t *testing.T) {
 				var turns []func(*testing.T)
 				for _, c := range cases {
 					row++
-					if len(e.only) > 0 && !contains(e.only, c.name) || e.name == "make certify" && endpoint == "" || groupOf(c) != group.name {
+					if len(e.only) > 0 && !contains(e.only, c.name) || (e.name == "make certify" || c.held) && endpoint == "" || groupOf(c) != group.name {
 						continue
 					}
 					r := row // the parallel ones run once this loop is done
@@ -304,6 +327,59 @@ func runContract(t *testing.T, argv, env []string, signal bool) (int, string, ti
 		code = exit.ExitCode()
 	}
 	return code, out.String(), time.Since(start)
+}
+
+// mountTmpfs mounts a tmpfs of 1 MiB at dir (flags: syscall.MS_RDONLY for
+// a read-only one) for the rest of the test.
+func mountTmpfs(t *testing.T, dir string, flags uintptr) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", flags, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
+// holdFolder starts a run of the CRI suite into dir against the runtime
+// outside the suite and pauses it (SIGSTOP) once it holds the folder; at
+// the test's end it resumes, and must end as it would have (exit 0). It
+// returns the run's PID.
+func holdFolder(t *testing.T, bin, endpoint, registry, dir string) string {
+	t.Helper()
+	out := framework.NewBuffer()
+	cmd := exec.Command(bin, "-runtime-endpoint="+endpoint, "-registry-addr="+registry, "-report-dir="+dir, "-ginkgo.label-filter=logs", "-ginkgo.no-color")
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pid := strconv.Itoa(cmd.Process.Pid)
+	for deadline := time.Now().Add(time.Minute); ; {
+		if b, _ := os.ReadFile(filepath.Join(dir, framework.ReportDirLock)); strings.TrimSpace(string(b)) == pid {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the run to hold the folder ended (%v) before it held it:\n%s", err, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			t.Fatalf("the run did not hold the folder within a minute:\n%s", out.String())
+		}
+	}
+	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP)
+	t.Cleanup(func() {
+		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGCONT)
+		if err := <-done; err != nil {
+			t.Errorf("the run that held the folder (paused, then resumed): %v, want exit 0:\n%s", err, out.String())
+		}
+	})
+	return pid
 }
 
 // checkNothingLeft: after Ctrl-C, no runtime the suite started is left, and
