@@ -16,7 +16,7 @@ import (
 // observation made through exec wrong.
 type ExecPlacement struct {
 	// Differences list where the session differs from the container's own
-	// process (namespaces, user, capabilities, id maps); none when it runs
+	// process's landing record (oracle.Differences); none when it runs
 	// where the container does.
 	Differences []string
 	// From says whose view it was ("outside, ..." or InsideNote).
@@ -94,8 +94,11 @@ func (f *Framework) ObserveExec(ctx context.Context, c *Container) (ExecPlacemen
 	return p, nil
 }
 
-// observeExecInside compares, from inside, the namespace links of an exec
-// session with those of the container's own process (found by its marker).
+// observeExecInside compares, from inside, an exec session's landing with
+// that of the container's own process (found by its marker): the
+// namespace links, status (user, groups, capabilities, no_new_privs,
+// seccomp), cgroup and oom_score_adj of each, as the sandbox's kernel
+// shows them (oracle.Differences; what it does not show is not compared).
 func (f *Framework) observeExecInside(ctx context.Context, c *Container) (ExecPlacement, error) {
 	procs, raw, err := f.Processes(ctx, c)
 	if err != nil {
@@ -111,19 +114,66 @@ func (f *Framework) observeExecInside(ctx context.Context, c *Container) (ExecPl
 	if pid == 0 {
 		return ExecPlacement{}, fmt.Errorf("the container's own process (marker %s) is not visible from its exec session:\n%s", c.Marker, raw)
 	}
-	script := `for k in pid net ipc mnt uts user cgroup; do echo "$k $(readlink /proc/self/ns/$k) $(readlink /proc/$1/ns/$k)"; done`
-	r, err := f.Exec(ctx, c, "sh", "-c", script, "ectest", fmt.Sprint(pid))
+	r, err := f.Exec(ctx, c, "sh", "-c", insideLandingScript, "ectest", fmt.Sprint(pid))
 	if err != nil {
 		return ExecPlacement{}, err
 	}
-	p := ExecPlacement{From: InsideNote, Evidence: fmt.Sprintf("kind, the exec session's link, the container's own process's (PID %d inside):\n%s", pid, r.Stdout)}
-	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 3 && f[1] != f[2] {
-			p.Differences = append(p.Differences, fmt.Sprintf("%s namespace %s, not %s", f[0], f[1], f[2]))
+	session, own, err := parseInsideLanding(r.Stdout)
+	if err != nil {
+		return ExecPlacement{}, fmt.Errorf("read the exec session's landing from inside: %v\n%s", err, r.Stdout)
+	}
+	p := ExecPlacement{From: InsideNote, Evidence: fmt.Sprintf("the exec session (its shell) and the container's own process (PID %d inside), as the container's kernel shows them:\n%s", pid, r.Stdout)}
+	p.Differences = oracle.Differences(own, session)
+	return p, nil
+}
+
+// insideLandingScript prints, for the exec session's shell ($$) and the
+// container's own process ($1), each namespace link and its status, cgroup
+// and oom_score_adj, under "=== <who> <what>" headers.
+const insideLandingScript = `for w in session own; do
+  p=$$; [ "$w" = own ] && p=$1
+  for k in pid net ipc mnt uts user cgroup; do echo "=== $w ns/$k"; readlink /proc/$p/ns/$k; done
+  for f in status cgroup oom_score_adj; do echo "=== $w $f"; cat /proc/$p/$f; done
+done`
+
+// parseInsideLanding reads insideLandingScript's output into the session's
+// and the container's own process's landing records.
+func parseInsideLanding(out string) (session, own oracle.Process, err error) {
+	sections := map[string]string{}
+	var key string
+	for _, line := range strings.Split(out, "\n") {
+		if k, ok := strings.CutPrefix(line, "=== "); ok {
+			key = k
+			continue
+		}
+		if key != "" {
+			sections[key] += line + "\n"
 		}
 	}
-	return p, nil
+	read := func(who string) (oracle.Process, error) {
+		if sections[who+" status"] == "" {
+			return oracle.Process{}, fmt.Errorf("no status of the %s", who)
+		}
+		links := map[oracle.Kind]string{}
+		for _, k := range oracle.Kinds {
+			links[k] = strings.TrimSpace(sections[who+" ns/"+string(k)])
+		}
+		return oracle.FromInside(sections[who+" status"], sections[who+" cgroup"], sections[who+" oom_score_adj"], links)
+	}
+	if session, err = read("session"); err != nil {
+		return
+	}
+	if own, err = read("own"); err != nil {
+		return
+	}
+	// A link one side could not read is compared on neither.
+	for _, k := range oracle.Kinds {
+		if session.Namespaces[k] == "" || own.Namespaces[k] == "" {
+			delete(session.Namespaces, k)
+			delete(own.Namespaces, k)
+		}
+	}
+	return session, own, nil
 }
 
 // endSession kills an exec session's process and every process below it,

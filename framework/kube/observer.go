@@ -215,7 +215,7 @@ func waitPodIn(ctx context.Context, client kubernetes.Interface, t framework.Tim
 // against the container's own process, as the node observer reads them.
 type ExecPlacement struct {
 	// Differences list where the session differs from the container's own
-	// process (namespaces, user, capabilities, id maps).
+	// process's landing record (oracle.Differences).
 	Differences []string
 	Evidence    string
 }

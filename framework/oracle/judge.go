@@ -121,9 +121,20 @@ func JudgePID(s PIDSubjects) (View, string) {
 	return ViewOwn, fmt.Sprintf("its process is PID 1 of %s, which no other container shares%s", d, notNode)
 }
 
-// Differences lists where b's placement differs from a's: namespaces,
-// user and group, capabilities and id maps. An exec session must be where
-// its container's own process is.
+// Differences lists where b's landing differs from a's: namespaces, user
+// and groups, every capability set, no_new_privs, seccomp, id maps,
+// oom_score_adj and the cgroups it is charged to. An exec session must land
+// where its container's own process is: the CRI runs it in the container
+// (ExecSync, Exec), and runc builds it from the container's own config.
+// runc's setns process gets the container's oom_score_adj in its bootstrap
+// data (bootstrapData writes config.OomScoreAdj for the setns init too) and
+// joins every one of the container's cgroups (cgroups.EnterPid with the
+// container's paths): neither may legitimately differ. A cgroup below the
+// container's is accepted (runc exec --cgroup takes a sub-cgroup of it; its
+// resources are still charged to the container's), and only the cgroups
+// that charge resources are compared (ChargedCgroups: not the named or
+// controller-less unified hierarchy of a hybrid host, which a runtime need
+// not join). oom_score_adj and cgroups are compared only when both were read.
 func Differences(a, b Process) []string {
 	var out []string
 	for _, k := range Kinds {
@@ -138,11 +149,21 @@ func Differences(a, b Process) []string {
 	}
 	diff("uid", a.UID, b.UID)
 	diff("gid", a.GID, b.GID)
+	diff("supplementary groups", a.Groups, b.Groups)
 	diff("effective capabilities", a.CapEff, b.CapEff)
+	diff("permitted capabilities", a.CapPrm, b.CapPrm)
+	diff("inheritable capabilities", a.CapInh, b.CapInh)
+	diff("ambient capabilities", a.CapAmb, b.CapAmb)
 	diff("bounding capabilities", a.CapBnd, b.CapBnd)
+	diff("no_new_privs", a.NoNewPrivs, b.NoNewPrivs)
+	diff("seccomp mode", a.Seccomp, b.Seccomp)
+	diff("seccomp filters", a.SeccompFilters, b.SeccompFilters)
 	diff("uid map", a.UIDMap, b.UIDMap)
 	diff("gid map", a.GIDMap, b.GIDMap)
-	return out
+	if a.OOMScoreAdj != "" && b.OOMScoreAdj != "" {
+		diff("oom_score_adj", a.OOMScoreAdj, b.OOMScoreAdj)
+	}
+	return append(out, cgroupDifferences(a, b)...)
 }
 
 // Same reports whether a and b are in the same namespace of kind k (both

@@ -55,9 +55,27 @@ type Process struct {
 	// UID and GID are status's Uid and Gid lines (real, effective, saved, fs).
 	UID string `json:"uid"`
 	GID string `json:"gid"`
-	// CapEff and CapBnd are the effective and bounding capability sets (hex).
+	// Groups are status's supplementary groups, space-separated ("": none).
+	Groups string `json:"groups"`
+	// CapEff, CapBnd, CapPrm, CapInh and CapAmb are the effective,
+	// bounding, permitted, inheritable and ambient capability sets (hex).
 	CapEff string `json:"capEff"`
 	CapBnd string `json:"capBnd"`
+	CapPrm string `json:"capPrm"`
+	CapInh string `json:"capInh"`
+	CapAmb string `json:"capAmb"`
+	// NoNewPrivs is status's NoNewPrivs ("0" or "1").
+	NoNewPrivs string `json:"noNewPrivs"`
+	// Seccomp is status's seccomp mode ("0" off, "1" strict, "2" filter);
+	// SeccompFilters its Seccomp_filters ("": a kernel without the line).
+	Seccomp        string `json:"seccomp"`
+	SeccompFilters string `json:"seccompFilters,omitempty"`
+	// Cgroups are /proc/<pid>/cgroup's lines ("4:memory:/a", "0::/b"),
+	// every one: a cgroup v1 host may mount a cgroup2 hierarchy beside
+	// its controllers (CgroupPath reads them; nil: not read).
+	Cgroups []string `json:"cgroups,omitempty"`
+	// OOMScoreAdj is /proc/<pid>/oom_score_adj ("": not read).
+	OOMScoreAdj string `json:"oomScoreAdj,omitempty"`
 	// Namespaces are the ns links ("pid:[4026531836]") by kind.
 	Namespaces map[Kind]string `json:"namespaces"`
 	// UIDMap and GIDMap are the user namespace's id maps, one mapping a line.
@@ -90,7 +108,8 @@ func (p Process) String() string {
 			ns = append(ns, l)
 		}
 	}
-	return fmt.Sprintf("pid %d (%d inside) %q state %q uid %q capEff %s ns %s", p.PID, p.InnerPID(), p.Args, p.State, p.UID, p.CapEff, strings.Join(ns, " "))
+	return fmt.Sprintf("pid %d (%d inside) %q state %q uid %q gid %q groups %q capEff %s capPrm %s capAmb %s no_new_privs %s seccomp %s oom_score_adj %s cgroups %q ns %s",
+		p.PID, p.InnerPID(), p.Args, p.State, p.UID, p.GID, p.Groups, p.CapEff, p.CapPrm, p.CapAmb, orNone(p.NoNewPrivs), orNone(p.Seccomp), orNone(p.OOMScoreAdj), strings.Join(p.Cgroups, " "), strings.Join(ns, " "))
 }
 
 // ErrGone is returned for a process that exited while being read.
@@ -109,29 +128,8 @@ func (p Proc) Read(pid int) (Process, error) {
 	if err != nil {
 		return out, err
 	}
-	for key, value := range status {
-		switch key {
-		case "State":
-			out.State = value
-		case "PPid":
-			out.PPid, _ = strconv.Atoi(value)
-		case "Uid":
-			out.UID = strings.Join(strings.Fields(value), " ")
-		case "Gid":
-			out.GID = strings.Join(strings.Fields(value), " ")
-		case "CapEff":
-			out.CapEff = value
-		case "CapBnd":
-			out.CapBnd = value
-		case "NSpid":
-			for _, f := range strings.Fields(value) {
-				n, err := strconv.Atoi(f)
-				if err != nil {
-					return out, fmt.Errorf("%s/status: NSpid %q: %v", dir, value, err)
-				}
-				out.NSpid = append(out.NSpid, n)
-			}
-		}
+	if err := out.applyStatus(status); err != nil {
+		return out, fmt.Errorf("%s/status: %w", dir, err)
 	}
 	if stat, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
 		out.StartTime = startTime(string(stat))
@@ -154,6 +152,12 @@ func (p Proc) Read(pid int) (Process, error) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "gid_map")); err == nil {
 		out.GIDMap = NormalizeMap(string(b))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "cgroup")); err == nil {
+		out.Cgroups = CgroupLines(string(b))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "oom_score_adj")); err == nil {
+		out.OOMScoreAdj = strings.TrimSpace(string(b))
 	}
 	return out, nil
 }
@@ -278,13 +282,7 @@ func (p Proc) status(pid int) (map[string]string, error) {
 	if err != nil {
 		return nil, gone(err)
 	}
-	fields := map[string]string{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if key, value, ok := strings.Cut(line, ":"); ok {
-			fields[key] = strings.TrimSpace(value)
-		}
-	}
-	return fields, nil
+	return parseStatus(string(b)), nil
 }
 
 // State is the process's state as /proc/<pid>/status gives it ("S
