@@ -66,9 +66,9 @@ func read(def capability.Definition, c capability.Cell, os string) reading {
 			works++
 		case capability.Refused:
 			refused++
-		case capability.Blocked:
+		case capability.Blocked, capability.Inapplicable:
 			// Not an observation of the capability: what it is checked
-			// through did not work.
+			// through did not work, or was refused as declared.
 			blocked++
 		default:
 			deviated++

@@ -250,6 +250,11 @@ const (
 	// says what the dependency did. The dependency's own cell carries the
 	// verdict.
 	Blocked Outcome = "blocked"
+	// Inapplicable: the capability can only be checked through another
+	// (BlockedBy, DependsOn) that the runtime refused as its profile
+	// declares: nothing failed, and there is nothing to check it through
+	// (judged not applicable).
+	Inapplicable Outcome = "inapplicable"
 	// NotOnOS: the node's OS has no such thing (AbsentOn), and the spec
 	// recorded what a debug container there observes instead: on Windows,
 	// a debug container asked to target another is accepted and sees none
@@ -264,7 +269,8 @@ const (
 	Conformant    Verdict = "conformant"
 	Nonconformant Verdict = "nonconformant"
 	NotObserved   Verdict = "not-observed"
-	// VerdictNotApplicable: declared not applicable and not exercised.
+	// VerdictNotApplicable: declared not applicable and not exercised, or
+	// checked only through a capability refused as declared (Inapplicable).
 	VerdictNotApplicable Verdict = "not-applicable"
 	// VerdictError: the spec that observed it failed for a reason of its
 	// own (its environment, a helper), so the observation is no verdict;
@@ -340,8 +346,11 @@ func DependsOn(n Name) Name { return dependsOn[n] }
 // blocked observation names what blocked it, its own BlockedBy or else the
 // capability's dependency.
 func JudgeObservation(def Definition, o Observation) (Verdict, string) {
-	if o.Outcome == Blocked {
+	switch o.Outcome {
+	case Blocked:
 		return VerdictBlocked, fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", o.Blocker())
+	case Inapplicable:
+		return VerdictNotApplicable, fmt.Sprintf("not applicable: it is checked only through %s, which the runtime refused as its profile declares", o.Blocker())
 	}
 	return Judge(def, o.Declared, o.Outcome)
 }
@@ -362,8 +371,8 @@ func Decide(def Definition, o Observation) Observation {
 
 // Judge decides whether an outcome is conformant for what was declared.
 func Judge(def Definition, declared Support, outcome Outcome) (Verdict, string) {
-	if outcome == Blocked {
-		return VerdictBlocked, fmt.Sprintf("not checked: blocked by %s, which did not work in this spec", DependsOn(def.Name))
+	if outcome == Blocked || outcome == Inapplicable {
+		return JudgeObservation(def, Observation{Capability: def.Name, Outcome: outcome})
 	}
 	if declared == Probed {
 		return VerdictProbed, "probe: " + ProbeReading(outcome)

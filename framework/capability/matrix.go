@@ -194,10 +194,14 @@ func Compute(rt RuntimeInfo, profile string, declared map[Name]Support, layers [
 					c.Verdict = VerdictBlocked
 				}
 			case o.Verdict == NotSupportedOnOS:
-				if c.Verdict == NotObserved || c.Verdict == VerdictBlocked {
+				if c.Verdict == NotObserved || c.Verdict == VerdictBlocked || c.Verdict == VerdictNotApplicable {
 					c.Verdict = NotSupportedOnOS
 				}
-			case c.Verdict == NotObserved || c.Verdict == VerdictBlocked:
+			case o.Verdict == VerdictNotApplicable:
+				if c.Verdict == NotObserved || c.Verdict == VerdictBlocked {
+					c.Verdict = VerdictNotApplicable
+				}
+			case c.Verdict == NotObserved || c.Verdict == VerdictBlocked || c.Verdict == VerdictNotApplicable:
 				c.Verdict = Conformant
 			}
 			if seen[o.Capability] == nil {

@@ -109,6 +109,11 @@ func (c *Checker) Declares(n Name) Support { return c.Declared[n] }
 // report carries this verdict; none judges again.
 func (c *Checker) Record(o Observation) {
 	ginkgo.GinkgoHelper()
+	c.act(c.judge(o), "")
+}
+
+// judge decides o (Record's rule) and attaches it to the spec's report.
+func (c *Checker) judge(o Observation) Observation {
 	def := MustLookup(o.Capability)
 	if o.Layer == "" {
 		o.Layer = c.Layer
@@ -124,11 +129,22 @@ func (c *Checker) Record(o Observation) {
 	}
 	o = Decide(def, o)
 	ginkgo.AddReportEntry(ReportEntryName, o, ginkgo.ReportEntryVisibilityNever)
+	return o
+}
+
+// act ends the spec as a judged observation asks: an error or a
+// nonconformance fails it (with also, when set, added to the message), a
+// blocked or not applicable one skips it.
+func (c *Checker) act(o Observation, also string) {
+	ginkgo.GinkgoHelper()
+	def := MustLookup(o.Capability)
 	switch o.Verdict {
 	case VerdictError:
 		ginkgo.Fail(fmt.Sprintf("%s%s; %s was not judged (observed: %s)\n  evidence:\n%s", EnvironmentErrorPrefix, o.EnvironmentError, o.Capability, o.Observed, indent(o.Evidence, "    ")))
 	case VerdictBlocked:
 		ginkgo.Skip(fmt.Sprintf("%s is blocked by %s: %s", o.Capability, o.Blocker(), o.Observed))
+	case VerdictNotApplicable:
+		ginkgo.Skip(fmt.Sprintf("%s: %s", o.Capability, o.Reason))
 	}
 	if o.Verdict == Nonconformant {
 		var b strings.Builder
@@ -137,6 +153,9 @@ func (c *Checker) Record(o Observation) {
 			fmt.Fprintf(&b, " for %s", o.Case)
 		}
 		fmt.Fprintf(&b, ":\n  required: %s\n  declared: %s\n  observed: %s (%s)\n  verdict:  %s", def.Summary, o.Declared, o.Observed, o.Outcome, o.Reason)
+		if also != "" {
+			fmt.Fprintf(&b, "\n  %s", also)
+		}
 		if o.Evidence != "" {
 			fmt.Fprintf(&b, "\n  evidence:\n%s", indent(o.Evidence, "    "))
 		}
@@ -144,24 +163,60 @@ func (c *Checker) Record(o Observation) {
 	}
 }
 
-// Block records every capability the spec exercises as blocked by the
-// capability by, which the spec observes through and which did not work
-// (the cluster layer observes through exec: with exec broken, nothing else
-// can be checked), and skips the spec. The capability by itself is judged
-// by its own specs.
-func (c *Checker) Block(by Name, observed, evidence string) {
+// BlockOn is for a spec that checks its capabilities through another one,
+// dep.Capability (exec sessions, a TARGET debug container), which it saw
+// not work: dep is recorded through the one judge (Record's rule), so a
+// deviation counts in its own cell wherever it was seen. When the judge
+// says nonconformant, every other capability the spec exercises is
+// recorded blocked by it and the spec fails with dep's nonconformance;
+// when dep was refused as the profile declares (conformant, or not on this
+// OS), they are recorded Inapplicable and the spec skips: nothing failed,
+// so nothing is blocked. In a probe (dep probed) they are blocked. An
+// environment error fails the spec as Record does. A dep that works is
+// not recorded.
+func (c *Checker) BlockOn(dep Observation) {
 	ginkgo.GinkgoHelper()
-	var blocked []Name
-	for _, n := range c.Exercises {
-		if n == by {
-			continue
-		}
-		def := MustLookup(n)
-		o := Decide(def, Observation{Capability: n, Layer: c.Layer, Outcome: Blocked, BlockedBy: by, Observed: observed, Evidence: evidence, Declared: c.Declared[n], Requirements: c.requirements(def)})
-		ginkgo.AddReportEntry(ReportEntryName, o, ginkgo.ReportEntryVisibilityNever)
-		blocked = append(blocked, n)
+	if dep.Outcome == Works {
+		return
 	}
-	ginkgo.Skip(fmt.Sprintf("%v blocked by %s: %s", blocked, by, observed))
+	var others []Name
+	for _, n := range c.Exercises {
+		if n != dep.Capability {
+			others = append(others, n)
+		}
+	}
+	if dep.Case == "" && len(others) > 0 {
+		dep.Case = fmt.Sprintf("seen while checking %s", joinNames(others))
+	}
+	d := c.judge(dep)
+	outcome := Inapplicable
+	switch d.Verdict {
+	case VerdictError:
+		c.act(d, "")
+	case Nonconformant, VerdictProbed:
+		outcome = Blocked
+	}
+	for _, n := range others {
+		def := MustLookup(n)
+		o := Decide(def, Observation{Capability: n, Layer: c.Layer, Outcome: outcome, BlockedBy: dep.Capability, Observed: fmt.Sprintf("%s: %s", dep.Capability, d.Observed),
+			Evidence: d.Evidence, Declared: c.Declared[n], Requirements: c.requirements(def)})
+		ginkgo.AddReportEntry(ReportEntryName, o, ginkgo.ReportEntryVisibilityNever)
+	}
+	if d.Verdict == Nonconformant {
+		c.act(d, fmt.Sprintf("blocked by it in this spec: %s", joinNames(others)))
+	}
+	if outcome == Blocked {
+		ginkgo.Skip(fmt.Sprintf("%s blocked by %s (%s): %s", joinNames(others), dep.Capability, d.Verdict, d.Observed))
+	}
+	ginkgo.Skip(fmt.Sprintf("%s not applicable: checked only through %s, which was refused as the profile declares (%s): %s", joinNames(others), dep.Capability, d.Reason, d.Observed))
+}
+
+func joinNames(ns []Name) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 func (c *Checker) requirements(def Definition) []string {

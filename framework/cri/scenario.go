@@ -513,18 +513,18 @@ func (f *Framework) NamespaceLink(ctx context.Context, c *Container, kind string
 // capability n depends on pid-target (capability.DependsOn): it reads the
 // target's files, ptraces its processes, or replays a story through its PID
 // namespace. When the runtime refuses the container or puts it anywhere but
-// the target's PID namespace, there is nothing to check: the spec records
-// n as blocked by pid-target, with what the runtime did, and skips (the
-// pid-target specs carry the verdict). It returns the debug container and
-// what it sees.
+// the target's PID namespace, there is nothing to check: what it did is
+// pid-target's observation, recorded through the judge (Checker.BlockOn:
+// nonconformant, n blocked by it and the spec fails; refused as the
+// profile declares, n not applicable and the spec skips). It returns the
+// debug container and what it sees.
 func (f *Framework) StartTargetingDebug(ctx context.Context, n capability.Name, sb *Sandbox, o DebugOptions, target *Container) (*Container, PIDView) {
 	ginkgo.GinkgoHelper()
 	o.PID, o.TargetID = Mode(runtimeapi.NamespaceMode_TARGET), target.ID
 	dep := capability.DependsOn(n)
 	dbg, err := f.TryStartDebug(ctx, sb, o)
 	if err != nil {
-		f.Checker.Record(capability.Observation{Capability: n, Outcome: capability.Blocked,
-			Observed: fmt.Sprintf("%s did not work: the TARGET debug container was not started", dep), Evidence: StatusText(err)})
+		f.Checker.BlockOn(RefusalObservation(dep, dbg != nil, err))
 		return nil, PIDView{}
 	}
 	view, err := f.ObservePIDs(ctx, dbg, target)
@@ -532,18 +532,17 @@ func (f *Framework) StartTargetingDebug(ctx context.Context, n capability.Name, 
 		f.Checker.Fail(fmt.Sprintf("observe processes from %s: %v\n%s", dbg.Name, err, view.PS))
 	}
 	if view.View != ViewTarget {
-		f.Checker.Record(capability.Observation{Capability: n, Outcome: capability.Blocked,
-			Observed: fmt.Sprintf("%s did not work: the TARGET debug container landed in the %s", dep, view.View), Evidence: view.Evidence()})
+		f.Checker.BlockOn(PIDObservation(dep, ViewTarget, dbg, view).Done(string(view.View)))
 	}
 	f.RequireExecInPlace(ctx, dbg)
 	return dbg, view
 }
 
 // RequireExecInPlace checks, before a spec observes through exec sessions
-// in c (ptrace, files through /proc, a story), that they run where c's own
-// process does; where they do not, there is nothing to check through them:
-// the spec's capabilities are recorded blocked by exec (whose own spec
-// carries the verdict) and the spec skips.
+// in c (ptrace, files through /proc, a story), that they land where c's
+// own process does. Where they do not, that is an exec nonconformance,
+// recorded as such (Checker.BlockOn), and the spec's other capabilities are
+// blocked by it: there is nothing to check through such sessions.
 func (f *Framework) RequireExecInPlace(ctx context.Context, c *Container) {
 	ginkgo.GinkgoHelper()
 	p, err := f.ObserveExec(ctx, c)
@@ -551,6 +550,9 @@ func (f *Framework) RequireExecInPlace(ctx context.Context, c *Container) {
 		f.Checker.Fail(fmt.Sprintf("observe where an exec session in %s runs: %v", c.Name, err))
 	}
 	if len(p.Differences) > 0 {
-		f.Checker.Block(capability.Exec, "exec sessions do not run where the container's own process does: "+strings.Join(p.Differences, "; "), p.Evidence)
+		f.Checker.BlockOn(capability.Observe(capability.Exec).
+			Evidence("where an exec session in %s runs, judged %s:\n%s", c.Name, p.From, p.Evidence).
+			Problem("exec sessions do not run where the container's own process does: %s", strings.Join(p.Differences, "; ")).
+			Done(""))
 	}
 }

@@ -358,11 +358,13 @@ func (f *Framework) RunEphemeral(ctx context.Context, pod string, ec corev1.Ephe
 
 // requireExec checks the channel the cluster layer observes through: a
 // spec reads what an ephemeral container sees with exec through the API
-// server. Where exec into it does not work, the capabilities the spec
-// exercises cannot be checked: they are recorded as blocked by exec (exec's
-// own specs judge exec) and the spec skips, instead of each failing on its
-// first exec as if its own capability were broken. A spec exercising exec
-// itself, or no capability, is left to its own checks.
+// server. Where exec into it does not work, that is exec's nonconformance,
+// recorded as such through the judge (Checker.BlockOn), and the
+// capabilities the spec exercises are blocked by it, instead of each
+// failing on its first exec as if its own capability were broken. The
+// suite's own environment broken, or the spec's time up, is a run error.
+// A spec exercising exec itself, or no capability, is left to its own
+// checks.
 func (f *Framework) requireExec(ctx context.Context, pod, container string) {
 	ginkgo.GinkgoHelper()
 	if len(f.Checker.Exercises) == 0 || slices.Contains(f.Checker.Exercises, capability.Exec) {
@@ -372,12 +374,15 @@ func (f *Framework) requireExec(ctx context.Context, pod, container string) {
 	if err == nil {
 		return
 	}
-	if f.Checker.Environment != nil && f.Checker.Environment() != nil {
-		// The suite's own environment broke (Fail says so): no verdict.
+	if ctx.Err() != nil || f.Checker.Environment != nil && f.Checker.Environment() != nil {
+		// The suite's own environment broke (Fail says so), or the spec
+		// ran out of time: no verdict.
 		f.Checker.Fail(fmt.Sprintf("exec into %s/%s: %v", pod, container, err))
 	}
-	f.Checker.Block(capability.Exec, "exec into the ephemeral container did not work, and the cluster layer observes through it",
-		fmt.Sprintf("exec %s/%s -- true: %v\n%s%s", pod, container, err, out, stderr))
+	f.Checker.BlockOn(capability.Observe(capability.Exec).
+		Evidence("exec %s/%s -- true: %v\n%s%s", pod, container, err, out, stderr).
+		Problem("exec into the ephemeral container did not work: %v", err).
+		Done(""))
 }
 
 // Logs returns a container's log through the API server.

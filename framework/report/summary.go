@@ -311,6 +311,7 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 		}
 		s.Layers = append(s.Layers, ls)
 	}
+	s.RunErrors = append(s.RunErrors, inconsistencyErrors(m)...)
 	s.Outcome = s.outcome()
 	return s
 }
