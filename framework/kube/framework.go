@@ -69,6 +69,8 @@ type Session struct {
 	// a spec of this process found it (RegistryWatch): every later wait on
 	// a pod is that run error at once, not after a wait of its own.
 	unreachable atomic.Pointer[error]
+	// self is the suite's identity, for adoptNamespace.
+	self self
 }
 
 // Framework is one spec's view of the cluster: its own namespace, whose pods
@@ -103,6 +105,9 @@ func New(ctx context.Context, s *Session, labels map[string]string, exercises ..
 		f.Checker.Fail("create the spec's namespace: " + err.Error())
 	}
 	f.Namespace = ns.Name
+	if err := s.adoptNamespace(ctx, f.Namespace); err != nil {
+		f.Checker.Fail(err.Error())
+	}
 	ginkgo.DeferCleanup(f.emptyNamespace)
 	// Pods are refused until the namespace's default ServiceAccount exists.
 	gomega.Eventually(ctx, func() error {
@@ -438,11 +443,13 @@ func (f *Framework) AttachTo(ctx context.Context, pod, container string, stdin i
 	return f.streamTo(ctx, req.URL(), stdin, tty, stdout, stderr)
 }
 
-// Impersonate returns a client acting as user with groups (RBAC specs).
+// Impersonate returns a client acting as user with groups and
+// system:authenticated (RBAC specs); groups the server gives the user
+// itself are not sent (impersonatedGroups).
 func (f *Framework) Impersonate(user string, groups ...string) kubernetes.Interface {
 	ginkgo.GinkgoHelper()
 	cfg := rest.CopyConfig(f.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append([]string{"system:authenticated"}, groups...)}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: impersonatedGroups(user, groups)}
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		f.Checker.Fail(err.Error())

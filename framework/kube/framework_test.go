@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/ectest/ectest/framework"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -65,5 +67,57 @@ func TestSpecCleanupDeletesPodsNotTheNamespace(t *testing.T) {
 	}
 	if err := DeleteNamespace(context.Background(), client, "ectest-a"); err != nil {
 		t.Errorf("a namespace already gone is no error: %v", err)
+	}
+}
+
+// Impersonation sends no group the server gives the user itself: a group
+// impersonated is a grant of its own (deploy/sonobuoy/rbac.yaml holds none).
+func TestImpersonationSendsOnlyGroupsTheServerDoesNotImply(t *testing.T) {
+	for _, c := range []struct {
+		user   string
+		groups []string
+		want   []string
+	}{
+		{"ectest-user", nil, nil},
+		{"ectest-user", []string{"system:authenticated"}, nil},
+		{"system:serviceaccount:ectest-a:sa", []string{"system:serviceaccounts", "system:serviceaccounts:ectest-a"}, nil},
+		{"system:serviceaccount:ectest-a:sa", []string{"system:serviceaccounts"}, []string{"system:authenticated", "system:serviceaccounts"}},
+		{"system:serviceaccount:ectest-a:sa", nil, []string{"system:authenticated"}},
+		{"ectest-user", []string{"team"}, []string{"system:authenticated", "team"}},
+	} {
+		if got := impersonatedGroups(c.user, c.groups); !slices.Equal(got, c.want) {
+			t.Errorf("impersonatedGroups(%q, %q) = %q, want %q", c.user, c.groups, got, c.want)
+		}
+	}
+}
+
+// With $ECTEST_NAMESPACE_ROLE the suite binds that ClusterRole to itself in
+// a namespace it made; without it (a run from outside) it binds nothing.
+func TestAdoptNamespaceBindsTheRoleToTheSuiteOnlyWhenAsked(t *testing.T) {
+	client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ectest-a"}})
+	client.PrependReactor("create", "selfsubjectreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := &authenticationv1.SelfSubjectReview{}
+		r.Status.UserInfo.Username = "system:serviceaccount:sonobuoy:ectest"
+		return true, r, nil
+	})
+	s := &Session{Client: client, RunID: "r1", Timeouts: framework.DefaultTimeouts}
+	t.Setenv(NamespaceRoleEnv, "")
+	if err := s.adoptNamespace(context.Background(), "ectest-a"); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := client.RbacV1().RoleBindings("ectest-a").List(context.Background(), metav1.ListOptions{}); len(l.Items) != 0 {
+		t.Fatalf("bound without being asked: %+v", l.Items)
+	}
+	t.Setenv(NamespaceRoleEnv, "ectest-namespace")
+	if err := s.adoptNamespace(context.Background(), "ectest-a"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := client.RbacV1().RoleBindings("ectest-a").Get(context.Background(), NamespaceRoleBinding, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "ectest", Namespace: "sonobuoy"}
+	if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.Name != "ectest-namespace" || len(b.Subjects) != 1 || b.Subjects[0] != want || b.Labels[LabelRun] != "r1" {
+		t.Errorf("binding %+v", b)
 	}
 }

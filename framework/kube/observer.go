@@ -133,6 +133,10 @@ func (f *Framework) observer(ctx context.Context, node string) (namespace, name 
 			return "", "", fmt.Errorf("the node observers' namespace: %v", err)
 		}
 		o.namespace = ns.Name
+		if err := f.Session.adoptNamespace(ctx, ns.Name); err != nil {
+			o.failed = fmt.Errorf("the node observers' namespace: %v", err)
+			return "", "", o.failed
+		}
 	}
 	privileged := true
 	zero := int64(0)

@@ -33,7 +33,7 @@ var _ = Describe("Auditing of the subresource", framework.Label(framework.LabelC
 		f := newFramework(ctx)
 		pod, err := f.CreatePod(ctx, targetPod(f))
 		Expect(err).NotTo(HaveOccurred())
-		user := "ectest-audited-" + f.Token
+		user := kube.ImpersonatedAudited
 		grant(ctx, f, userSubject(user), "", rule("pods", "get"), rule("pods/ephemeralcontainers", "update", "patch"))
 		as := f.Impersonate(user)
 		_, err = f.AddEphemeral(ctx, as, pod.Name, f.DebugContainer("updated", ""))

@@ -177,7 +177,7 @@ var _ = Describe("RBAC on pods/ephemeralcontainers", framework.Label(framework.L
 			f := newFramework(ctx)
 			pod, err := f.CreatePod(ctx, targetPod(f))
 			Expect(err).NotTo(HaveOccurred())
-			who := userSubject("ectest-" + f.Token)
+			who := userSubject(kube.ImpersonatedUser)
 			if kind == rbacv1.ServiceAccountKind {
 				who = serviceAccountSubject(ctx, f, "ectest-"+f.Token)
 			}
@@ -250,7 +250,7 @@ var _ = Describe("RBAC on pods/ephemeralcontainers", framework.Label(framework.L
 			}
 			pod, err := f.CreatePod(ctx, targetPod(f))
 			Expect(err).NotTo(HaveOccurred())
-			who := userSubject("ectest-" + f.Token)
+			who := userSubject(kube.ImpersonatedUser)
 			grant(ctx, f, who, clusterRole)
 			for _, m := range addMethods {
 				_, err := m.add(ctx, f, who.client(f), pod.Name, f.DebugContainer("by-"+m.verb, ""))
@@ -266,7 +266,7 @@ var _ = Describe("RBAC on pods/ephemeralcontainers", framework.Label(framework.L
 	It("a support engineer with view plus the subresource only runs a diagnosis and reads its logs; the container stays in the spec [STORY-SUPPORT] [SEC-1] [SEC-5]", framework.Label(framework.LabelStory), func(ctx SpecContext) {
 		f := newFramework(ctx)
 		pod := f.RunPod(ctx, targetPod(f))
-		who := userSubject("ectest-support-" + f.Token)
+		who := userSubject(kube.ImpersonatedSupport)
 		grant(ctx, f, who, "view")
 		grant(ctx, f, who, "", rule("pods/ephemeralcontainers", "update", "patch"))
 		as := who.client(f)
