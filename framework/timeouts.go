@@ -30,7 +30,14 @@ type Timeouts struct {
 	// LogWrite is how long a line a running container wrote may take to
 	// reach its CRI log file (the runtime writes each line as it comes).
 	LogWrite time.Duration
-	// Cleanup bounds the teardown of one resource.
+	// RuntimeReady is how long a runtime may take, when a run starts, to
+	// report RuntimeReady and NetworkReady in its Status (a runtime just
+	// started loads its CNI configuration); one that does not is a run
+	// error, never judged.
+	RuntimeReady time.Duration
+	// Cleanup bounds the teardown of one resource, retries of what the
+	// runtime refuses for a while included ("starting" state, a stop in
+	// progress).
 	Cleanup time.Duration
 	// Drain is how long, at the end of a cluster run, the deletion of its
 	// namespaces (and their pods' sandboxes on the nodes) may go without
@@ -90,6 +97,7 @@ var DefaultTimeouts = Timeouts{
 	ContainerExit:  30 * time.Second,
 	Exec:           20 * time.Second,
 	LogWrite:       10 * time.Second,
+	RuntimeReady:   30 * time.Second,
 	Cleanup:        60 * time.Second,
 	Drain:          3 * time.Minute,
 	DrainLimit:     4 * time.Minute,

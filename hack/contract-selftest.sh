@@ -45,12 +45,20 @@ exec 3< <(exec "$bin/ectest-runtime" -registry-addr=$registry -log-dir="$out" 2>
 pids+=($!)
 exec 4< <(exec "$bin/ectest-runtime" -registry-addr=$registry -fault=logs-empty 2>"$out/runtime-fault.log")
 pids+=($!)
+# A third: Debian's containerd as it is installed, with no CNI network, whose
+# Status says NetworkReady false: a run against it is a run error, never a
+# verdict (TestNotReadyRuntimeIsRunError).
+notready_registry=127.0.0.1:5079
+exec 5< <(exec "$bin/ectest-runtime" -runtime=containerd-1.6 -no-network -registry-addr=$notready_registry 2>"$out/runtime-notready.log")
+pids+=($!)
 read -r endpoint <&3 || { echo "ectest: the runtime outside the suite did not start:"; cat "$out/runtime.log"; exit 3; }
 read -r faulty <&4 || { echo "ectest: the runtime behind the CRI proxy did not start:"; cat "$out/runtime-fault.log"; exit 3; }
-echo "ectest: runtimes outside the suite at $endpoint and (through the fault logs-empty) $faulty"
+read -r notready <&5 || { echo "ectest: the runtime without a network did not start:"; cat "$out/runtime-notready.log"; exit 3; }
+echo "ectest: runtimes outside the suite at $endpoint, (through the fault logs-empty) $faulty and (no CNI network) $notready"
 ECTEST_SELFTEST_CONTRACT_BIN="$bin" ECTEST_SELFTEST_CONTRACT_OUT="$out" ECTEST_SELFTEST_CONTRACT_REGISTRY=$registry \
   ECTEST_SELFTEST_CONTRACT_ENDPOINT="$endpoint" ECTEST_SELFTEST_CONTRACT_FAULT_ENDPOINT="$faulty" \
-  $go test -count=1 -timeout 60m -v -run 'TestExitCodeContract|TestExpectationsTurnOnAChange' ./suites/selftest 2>&1 | tee "$out/contract.log" | grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)'
+  ECTEST_SELFTEST_CONTRACT_NOTREADY_ENDPOINT="$notready" ECTEST_SELFTEST_CONTRACT_NOTREADY_REGISTRY=$notready_registry \
+  $go test -count=1 -timeout 60m -v -run 'TestExitCodeContract|TestExpectationsTurnOnAChange|TestNotReadyRuntimeIsRunError|TestInterruptOutsideRuntimeLeavesNothing' ./suites/selftest 2>&1 | tee "$out/contract.log" | grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)'
 code=${PIPESTATUS[0]}
 cat "$out/contract.md" 2>/dev/null
 exit "$code"

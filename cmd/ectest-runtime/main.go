@@ -31,6 +31,7 @@ import (
 	"github.com/ectest/ectest/fixtures/registry"
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/internal/atomicfile"
+	"github.com/ectest/ectest/internal/buildinfo"
 	"github.com/ectest/ectest/runtimes/embedded"
 )
 
@@ -51,8 +52,11 @@ func run() int {
 	endpointFile := flag.String("endpoint-file", "", "write the CRI endpoint here once the runtime answers")
 	logDir := flag.String("log-dir", "", "directory for the runtime's log (default: its run directory)")
 	serveImages := flag.String("serve-images", "", "also serve the suite's test images from its loopback registry at -registry-addr while the runtime runs, and write their references here (JSON, role to reference): for another CRI test suite against the same runtime (make critest-compare); a suite run against this runtime then takes another -registry-addr")
+	noNetwork := flag.Bool("no-network", false, "start the runtime without a CNI network configuration, as Debian's containerd is installed: a runtime whose Status says NetworkReady false (a self-test of a runtime that is not ready)")
 	baseDir := flag.String("base-dir", "/var/lib/ectest/outside", "directory for the runtime's state, apart from the suites' embedded runtimes (/var/lib/ectest/embedded), which a suite sweeps")
+	showVersion := buildinfo.Flag(flag.CommandLine, "ectest-runtime")
 	flag.Parse()
+	showVersion()
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "ectest-runtime: "+format+"\n", args...) }
 	fail := func(code int, err error) int {
 		fmt.Fprintln(os.Stderr, "ectest: "+strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -79,7 +83,7 @@ func run() int {
 	}
 	opts := flavor.Options(binDir)
 	opts.CNIBinDir, opts.RegistryAddr, opts.SandboxImage = framework.DefaultCNIBinDir(), *registryAddr, *registryAddr+"/ectest/pause:latest"
-	opts.BaseDir = *baseDir
+	opts.BaseDir, opts.NoNetwork = *baseDir, *noNetwork
 	if *logDir != "" {
 		opts.LogPath = filepath.Join(*logDir, flavor.DaemonName()+".log")
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -326,17 +325,8 @@ func (f *Framework) RunSandbox(ctx context.Context, opts SandboxOptions) *Sandbo
 }
 
 func (s *Session) removeSandbox(id string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.Timeouts.Cleanup)
-	defer cancel()
 	// A spec may have removed it already (NotFound): nothing is left then.
-	var errs []error
-	if _, err := s.Runtime.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
-		errs = append(errs, fmt.Errorf("StopPodSandbox %s: %s", id, StatusText(err)))
-	}
-	if _, err := s.Runtime.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil && !isNotFound(err) {
-		errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %s", id, StatusText(err)))
-	}
-	return errors.Join(errs...)
+	return s.RemoverFor().Sandbox(context.Background(), id)
 }
 
 // StopSandbox stops a sandbox now, with whatever still runs in it.
@@ -578,35 +568,21 @@ func (f *Framework) StartContainer(ctx context.Context, sb *Sandbox, opts Contai
 }
 
 func (f *Framework) removeContainer(id string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), f.Timeouts.Cleanup)
-	defer cancel()
-	// A runtime may report a container still running for a moment after
-	// StopContainer returned (containerd updates its state from the exit
-	// event): stop and remove again until it is gone or the cleanup
-	// timeout runs out, then report the last errors.
-	var errs []error
-	_ = wait.PollUntilContextCancel(ctx, f.Timeouts.Poll, true, func(ctx context.Context) (bool, error) {
-		errs = nil
-		if _, err := f.Runtime.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0}); err != nil && !isNotFound(err) {
-			errs = append(errs, fmt.Errorf("StopContainer %s: %s", id, StatusText(err)))
-		}
-		_, err := f.Runtime.Runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id})
-		if err != nil && !isNotFound(err) {
-			errs = append(errs, fmt.Errorf("RemoveContainer %s: %s", id, StatusText(err)))
-			return !strings.Contains(StatusText(err), "running"), nil
-		}
-		return true, nil
-	})
-	if len(errs) > 0 && f.containerGone(id) {
+	// A runtime may refuse for a while (a container still starting, or
+	// reported running a moment after StopContainer returned, as
+	// containerd updates its state from the exit event): the Remover asks
+	// again until it is gone or Timeouts.Cleanup runs out.
+	err := f.RemoverFor().Container(context.Background(), id)
+	if err != nil && f.containerGone(id) {
 		// What the cleanup is for holds: the container is gone (the spec
 		// removed it already). The CRI says RemoveContainer is idempotent
 		// and StopContainer of a removed container must not fail either;
 		// no requirement of this suite judges that, so it is reported, not
 		// counted as an error of the run.
-		ginkgo.AddReportEntry("runtime note: cleanup of a container already removed", fmt.Sprintf("the runtime answered %v for container %s, which it no longer lists (the CRI: RemoveContainer \"is idempotent, and must not return an error if the container has already been removed\")", errors.Join(errs...), id), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+		ginkgo.AddReportEntry("runtime note: cleanup of a container already removed", fmt.Sprintf("the runtime answered %v for container %s, which it no longer lists (the CRI: RemoveContainer \"is idempotent, and must not return an error if the container has already been removed\")", err, id), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 		return nil
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // containerGone reports whether the runtime no longer lists container id.

@@ -24,6 +24,7 @@ import (
 	"github.com/ectest/ectest/internal/hostdeps"
 	"github.com/ectest/ectest/runtimes"
 	"github.com/ectest/ectest/runtimes/embedded"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -160,6 +161,11 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	if nodeOS == "windows" {
 		h.Env.Images = windowsSet
 	}
+	if cfg.RuntimeEndpoint != "" && h.Env.Images[images.Pause] != "" {
+		// A runtime configured by hand pins its sandbox image by this
+		// digest (docs/certify.md), never by a tag on a port.
+		logf("sandbox (pause) image served by this run: %s", h.Env.Images[images.Pause])
+	}
 
 	// Runtime: the given endpoint, or the embedded containerd.
 	h.Env.RuntimeEndpoint, h.Env.ImageEndpoint = cfg.RuntimeEndpoint, cfg.ImageEndpointOrDefault()
@@ -184,6 +190,12 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	v, err := cri.Probe(ctx, h.Env.RuntimeEndpoint)
 	if err != nil {
 		return h, err
+	}
+	if err := waitReady(ctx, h.Env.RuntimeEndpoint, h.Env.Timeouts); err != nil {
+		return h, err
+	}
+	if err := h.earlierRuns(ctx, cfg.RemoveLeftovers, logf); err != nil {
+		return h, fmt.Errorf("the leftovers of earlier runs: %w", err)
 	}
 	h.Env.Runtime = capability.RuntimeInfo{
 		Name: v.RuntimeName, Version: v.RuntimeVersion, APIVersion: v.RuntimeApiVersion,
@@ -226,6 +238,43 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 		return h, err
 	}
 	return h, nil
+}
+
+// waitReady waits for the runtime's Status to report RuntimeReady and
+// NetworkReady (Timeouts.RuntimeReady): a runtime that is not ready is the
+// run's error, named with the runtime's own reason, and no spec runs
+// against it (a sandbox it cannot network would read as nonconformant).
+func waitReady(ctx context.Context, endpoint string, t framework.Timeouts) error {
+	conn, err := cri.Dial(endpoint)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// Each Status within EnvironmentProbe, so that one that hangs (a
+	// containerd still starting its CRI plugin) is asked again; the
+	// runtime's own answer is what the error names, when it gave one.
+	var last error
+	answered := false
+	err = wait.PollUntilContextTimeout(ctx, t.Poll, t.RuntimeReady, true, func(pctx context.Context) (bool, error) {
+		cctx, cancel := context.WithTimeout(pctx, t.EnvironmentProbe)
+		defer cancel()
+		err := cri.Readiness(cctx, conn.Runtime)
+		var nr *cri.NotReadyError
+		switch {
+		case errors.As(err, &nr):
+			last, answered = err, true
+		case !answered && pctx.Err() == nil:
+			last = err
+		}
+		return err == nil, nil
+	})
+	if err == nil {
+		return nil
+	}
+	if last == nil {
+		last = fmt.Errorf("the runtime did not answer Status: %v", err)
+	}
+	return fmt.Errorf("%v (still after %s; the kubelet keeps a node NotReady on this; docs/certify.md)", last, t.RuntimeReady)
 }
 
 // installsRuntime says whether Up makes the embedded flavor ready
@@ -330,73 +379,88 @@ func (h *Handle) prePull(ctx context.Context, refs ...string) error {
 	return nil
 }
 
-// Leaks lists sandboxes of this run still present in the runtime: after all
-// specs' cleanups ran there must be none.
+// Leaks lists sandboxes and containers of this run still present in the
+// runtime: after all specs' cleanups ran there must be none.
 func (h *Handle) Leaks(ctx context.Context) ([]string, error) {
-	conn, err := cri.Dial(h.Env.RuntimeEndpoint)
+	left, err := h.left(ctx, map[string]string{cri.LabelRun: h.Env.RunID}, "")
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	resp, err := conn.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{
-		Filter: &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{cri.LabelRun: h.Env.RunID}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("ListPodSandbox: %s", cri.StatusText(err))
-	}
 	var out []string
-	for _, sb := range resp.Items {
+	for _, sb := range left.Sandboxes {
 		out = append(out, fmt.Sprintf("%s (%s)", sb.Id, sb.Metadata.GetName()))
 	}
-	cresp, err := conn.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{
-		Filter: &runtimeapi.ContainerFilter{LabelSelector: map[string]string{cri.LabelRun: h.Env.RunID}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("ListContainers: %s", cri.StatusText(err))
-	}
-	for _, c := range cresp.Containers {
+	for _, c := range left.Containers {
 		out = append(out, fmt.Sprintf("container %s (%s)", c.Id, c.Metadata.GetName()))
 	}
 	return out, nil
 }
 
+// left finds the suite's sandboxes and containers by selector, those of
+// run except left out.
+func (h *Handle) left(ctx context.Context, selector map[string]string, except string) (cri.Leftover, error) {
+	conn, err := cri.Dial(h.Env.RuntimeEndpoint)
+	if err != nil {
+		return cri.Leftover{}, err
+	}
+	defer conn.Close()
+	cctx, cancel := context.WithTimeout(ctx, h.Env.Timeouts.RuntimeCall)
+	defer cancel()
+	return cri.FindLeftovers(cctx, conn.Runtime, selector, except)
+}
+
 // RemoveLeft removes every sandbox and container labelled with the run's ID
 // that is still in the runtime (what Leaks lists): a run that failed to
 // clean up, or was interrupted mid-creation, leaves nothing in a vendor's
-// runtime. The leaks are still the run's error.
+// runtime. The leaks are still the run's error. What it cannot remove is
+// named in the error with the crictl commands that remove it by hand.
 func (h *Handle) RemoveLeft(ctx context.Context) error {
+	return h.removeLeftovers(ctx, map[string]string{cri.LabelRun: h.Env.RunID}, "")
+}
+
+func (h *Handle) removeLeftovers(ctx context.Context, selector map[string]string, except string) error {
+	left, err := h.left(ctx, selector, except)
+	if err != nil || left.Empty() {
+		return err
+	}
 	conn, err := cri.Dial(h.Env.RuntimeEndpoint)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	sel := map[string]string{cri.LabelRun: h.Env.RunID}
-	var errs []error
-	cresp, err := conn.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: sel}})
-	if err != nil {
-		return fmt.Errorf("ListContainers: %s", cri.StatusText(err))
+	t := h.Env.Timeouts
+	removeErr := left.Remove(ctx, cri.Remover{Runtime: conn.Runtime, Within: t.Cleanup, Call: t.RuntimeCall, Poll: t.Poll})
+	still, err := h.left(ctx, selector, except)
+	switch {
+	case err != nil:
+		return errors.Join(removeErr, err)
+	case still.Empty():
+		return nil
 	}
-	for _, c := range cresp.Containers {
-		if _, err := conn.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: c.Id}); err != nil {
-			errs = append(errs, fmt.Errorf("StopContainer %s: %s", c.Id, cri.StatusText(err)))
-		}
-		if _, err := conn.Runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c.Id}); err != nil {
-			errs = append(errs, fmt.Errorf("RemoveContainer %s: %s", c.Id, cri.StatusText(err)))
-		}
+	return fmt.Errorf("%d sandboxes and %d containers could not be removed (%v); remove them by hand: %s", len(still.Sandboxes), len(still.Containers), removeErr, strings.Join(still.Commands(h.Env.RuntimeEndpoint), "; "))
+}
+
+// earlierRuns reports, before the first spec, what earlier runs of the
+// suite left in a runtime the suite did not start (found by the label
+// every sandbox and container of the suite carries), and removes it when
+// asked (-remove-leftovers). Never an error of this run: another run
+// against the same runtime may be going.
+func (h *Handle) earlierRuns(ctx context.Context, remove bool, logf func(string, ...any)) error {
+	if h.embedded != nil {
+		return nil // a runtime of this run's own, started empty
 	}
-	resp, err := conn.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: sel}})
-	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("ListPodSandbox: %s", cri.StatusText(err)))...)
+	sel := map[string]string{cri.LabelSuite: "cri"}
+	left, err := h.left(ctx, sel, h.Env.RunID)
+	if err != nil || left.Empty() {
+		return err
 	}
-	for _, sb := range resp.Items {
-		if _, err := conn.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
-			errs = append(errs, fmt.Errorf("StopPodSandbox %s: %s", sb.Id, cri.StatusText(err)))
-		}
-		if _, err := conn.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
-			errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %s", sb.Id, cri.StatusText(err)))
-		}
+	what := fmt.Sprintf("%d sandboxes and %d containers of other ectest runs (%s) are in this runtime: left by earlier runs, or in use by a run going now", len(left.Sandboxes), len(left.Containers), strings.Join(left.Runs(), ", "))
+	if !remove {
+		logf("%s; -remove-leftovers removes them (only when no other run is going), or by hand: %s", what, strings.Join(left.Commands(h.Env.RuntimeEndpoint), "; "))
+		return nil
 	}
-	return errors.Join(errs...)
+	logf("%s; removing them (-remove-leftovers)", what)
+	return h.removeLeftovers(ctx, sel, h.Env.RunID)
 }
 
 // Down removes pulled images from a runtime the suite does not own, stops
@@ -449,7 +513,9 @@ func allChecks(checks ...func() error) func() error {
 }
 
 // runtimeHealth is the runtime under test as one process sees it: asked
-// for its Version (within Timeouts.EnvironmentProbe) before a spec starts,
+// for its Version and Status (within Timeouts.EnvironmentProbe; a runtime
+// whose Status says it is not ready is as gone as one that does not
+// answer) before a spec starts,
 // before a failure or nonconformance is blamed on the runtime, and in the
 // background every Timeouts.EnvironmentWatch (watch). A runtime that was
 // killed, hangs or was stopped in the middle of a run is no verdict on any
@@ -493,9 +559,19 @@ func (h *runtimeHealth) check() error {
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), h.probe)
-	_, err := h.rt.Runtime.Version(ctx, &runtimeapi.VersionRequest{})
-	cancel()
-	if err == nil {
+	defer cancel()
+	var broken error
+	if _, err := h.rt.Runtime.Version(ctx, &runtimeapi.VersionRequest{}); err != nil {
+		broken = fmt.Errorf("%s did not answer Version within %s: %s", h.endpoint, h.probe, cri.StatusText(err))
+	} else if err := cri.Readiness(ctx, h.rt.Runtime); err != nil {
+		var nr *cri.NotReadyError
+		if errors.As(err, &nr) {
+			broken = nr
+		} else {
+			broken = fmt.Errorf("%s did not answer Status within %s: %v", h.endpoint, h.probe, err)
+		}
+	}
+	if broken == nil {
 		if h.last != nil {
 			h.outage.to = start
 		}
@@ -507,7 +583,12 @@ func (h *runtimeHealth) check() error {
 		h.outage = outage{from: start}
 	}
 	h.when = time.Now()
-	h.last = fmt.Errorf("the runtime went away at %s: %s did not answer Version within %s: %s", h.since.Format("15:04:05.000"), h.endpoint, h.probe, cri.StatusText(err))
+	var nr *cri.NotReadyError
+	if errors.As(broken, &nr) {
+		h.last = fmt.Errorf("the runtime has not been ready since %s: %w", h.since.Format("15:04:05.000"), broken)
+	} else {
+		h.last = fmt.Errorf("the runtime went away at %s: %w", h.since.Format("15:04:05.000"), broken)
+	}
 	h.outage.err = h.last
 	return h.last
 }

@@ -16,11 +16,26 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// versionServer answers Version, or (hung) holds every call until its
-// caller gives up, as a frozen runtime does.
+// versionServer answers Version and Status, or (hung) holds every call
+// until its caller gives up, as a frozen runtime does; notReady makes its
+// Status say the network is not ready, as a containerd without a CNI
+// network says.
 type versionServer struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
-	hung atomic.Bool
+	hung, notReady atomic.Bool
+}
+
+func (s *versionServer) Status(ctx context.Context, _ *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	if s.hung.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	network := &runtimeapi.RuntimeCondition{Type: runtimeapi.NetworkReady, Status: true}
+	if s.notReady.Load() {
+		network = &runtimeapi.RuntimeCondition{Type: runtimeapi.NetworkReady, Reason: "NetworkPluginNotReady", Message: "Network plugin returns error: cni plugin not initialized"}
+	}
+	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+		{Type: runtimeapi.RuntimeReady, Status: true}, network}}}, nil
 }
 
 func (s *versionServer) Version(ctx context.Context, _ *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
@@ -86,5 +101,37 @@ func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
 	// check); once the runtime is back, that outage is not a later spec's.
 	if err := h.goneSince(during); err != nil {
 		t.Errorf("a spec that began during the outage, asked after it: %v", err)
+	}
+}
+
+// A runtime that answers but whose Status says its network is not ready
+// is the environment broken, with the runtime's own reason, until it is
+// ready again.
+func TestRuntimeHealthNotReady(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "cri.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	fake := &versionServer{}
+	runtimeapi.RegisterRuntimeServiceServer(srv, fake)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	conn, err := cri.Dial("unix://" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := newRuntimeHealth(conn, "unix://"+sock)
+	fake.notReady.Store(true)
+	err = h.check()
+	if err == nil || !strings.Contains(err.Error(), "NetworkReady=false (NetworkPluginNotReady: Network plugin returns error: cni plugin not initialized)") {
+		t.Fatalf("a runtime whose network is not ready: %v", err)
+	}
+	fake.notReady.Store(false)
+	h.when = time.Time{}
+	if err := h.check(); err != nil {
+		t.Fatalf("a runtime ready again: %v", err)
 	}
 }

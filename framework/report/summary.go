@@ -242,7 +242,11 @@ func JudgeSpecReport(sr types.SpecReport) SpecVerdict {
 // found.
 func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 	s := Summary{ReportDir: dir, Format: SummaryFormat}
-	for _, sr := range r.SpecReports {
+	echoes := setupEchoes(r.SpecReports)
+	for i, sr := range r.SpecReports {
+		if echoes[i] {
+			continue
+		}
 		isSpec := sr.LeafNodeType == types.NodeTypeIt
 		switch {
 		case sr.State.Is(types.SpecStatePassed):
@@ -316,6 +320,27 @@ func SummarizeRun(r types.Report, m capability.Matrix, dir string) Summary {
 	return s
 }
 
+// setupEchoes marks the failures of the other parallel processes that only
+// say process 1's setup failed ("SynchronizedBeforeSuite failed on Ginkgo
+// parallel process #1"), when process 1's own failure, which says why, is
+// in the report: one cause is one run error.
+func setupEchoes(srs types.SpecReports) map[int]bool {
+	const echo = "failed on Ginkgo parallel process #1"
+	own := false
+	for _, sr := range srs {
+		if sr.LeafNodeType == types.NodeTypeSynchronizedBeforeSuite && sr.State.Is(types.SpecStateFailureStates) && !strings.Contains(sr.Failure.Message, echo) {
+			own = true
+		}
+	}
+	out := map[int]bool{}
+	for i, sr := range srs {
+		if own && sr.LeafNodeType == types.NodeTypeSynchronizedBeforeSuite && strings.Contains(sr.Failure.Message, echo) {
+			out[i] = true
+		}
+	}
+	return out
+}
+
 // MergeSummaries adds the summaries of several runs (make conformance's
 // suites) into one, with one outcome for them all.
 func MergeSummaries(dir string, ss ...Summary) Summary {
@@ -373,6 +398,12 @@ func MergeSummaries(dir string, ss ...Summary) Summary {
 func (s Summary) outcome() framework.Outcome {
 	var parts []string
 	for _, l := range s.Layers {
+		if len(s.RunErrors) > 0 {
+			// A run that failed names no verdict, not even the cells it
+			// reached: the reports have them, for what they are worth.
+			parts = append(parts, fmt.Sprintf("%s %s %s: no verdict", l.Layer, l.Runtime.Name, l.Runtime.Version))
+			continue
+		}
 		p := fmt.Sprintf("%s %s %s: %d conformant, %d nonconformant", l.Layer, l.Runtime.Name, l.Runtime.Version, l.Conformant, len(l.Nonconformant))
 		if len(l.Nonconformant) > 0 {
 			p += " (" + joinNames(l.Nonconformant) + ")"

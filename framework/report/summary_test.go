@@ -54,6 +54,11 @@ func TestSummaryTellsNonconformanceFromRunErrors(t *testing.T) {
 			if s.ExitCode != c.want || !strings.HasPrefix(s.Line, c.line) || !strings.HasSuffix(s.Line, "reports in out/ (exit "+string(rune('0'+c.want))+")") {
 				t.Errorf("exit %d, line %q; want exit %d, line starting %q", s.ExitCode, s.Line, c.want, c.line)
 			}
+			// A run that failed names no verdict, even where a cell was
+			// reached ("timed out" has a nonconformant one).
+			if c.want == framework.ExitRunFailed && (strings.Contains(s.Line, " conformant, ") || !strings.Contains(s.Line, "6.20: no verdict")) {
+				t.Errorf("a failed run's line names a verdict: %q", s.Line)
+			}
 		})
 	}
 }
@@ -152,5 +157,19 @@ func TestReportsNameTheSuiteThatJudged(t *testing.T) {
 		if !strings.Contains(string(b), "v9.8.7") || !strings.Contains(string(b), "fedcba987654") {
 			t.Errorf("%s does not name ectest v9.8.7 and its commit:\n%.600s", f, b)
 		}
+	}
+}
+
+// The other parallel processes' "failed on process #1" echoes of a failed
+// setup are not run errors of their own: process 1's failure says why.
+func TestSetupEchoesAreOneRunError(t *testing.T) {
+	sbs := func(msg string) types.SpecReport {
+		return types.SpecReport{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed,
+			Failure: types.Failure{Message: msg, FailureNodeType: types.NodeTypeSynchronizedBeforeSuite}}
+	}
+	echo := sbs("\x1b[1mSynchronizedBeforeSuite failed on Ginkgo parallel process #1\x1b[0m")
+	s := SummarizeRun(types.Report{SpecReports: types.SpecReports{echo, echo, sbs("environment: the runtime is not ready: NetworkReady=false (NetworkPluginNotReady: cni plugin not initialized)"), echo}}, capability.Matrix{}, "out")
+	if len(s.RunErrors) != 1 || !strings.Contains(s.RunErrors[0], "NetworkReady=false") || !strings.Contains(s.Line, "NetworkPluginNotReady") {
+		t.Errorf("run errors %q, line %q", s.RunErrors, s.Line)
 	}
 }

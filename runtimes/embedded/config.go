@@ -51,6 +51,10 @@ type Options struct {
 	// link to the running ectest binary in the run directory; version 3
 	// configs only).
 	Handlers []catalog.Handler
+	// NoNetwork starts the runtime without a CNI network configuration,
+	// as Debian's containerd is installed: its Status then says
+	// NetworkReady false (a self-test of a runtime that is not ready).
+	NoNetwork bool
 }
 
 // has says whether o configures the handler named name.

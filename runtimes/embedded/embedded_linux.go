@@ -99,6 +99,9 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	if _, ok := d.files[l.cniConf()+"/10-ectest.conflist"]; !ok {
 		d.files[l.cniConf()+"/10-ectest.conflist"] = cniConfig(l)
 	}
+	if o.NoNetwork {
+		delete(d.files, l.cniConf()+"/10-ectest.conflist")
+	}
 	for path, content := range d.files {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err

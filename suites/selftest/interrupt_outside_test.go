@@ -1,0 +1,128 @@
+//go:build linux
+
+package selftest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ectest/ectest/framework"
+	"github.com/ectest/ectest/framework/cri"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// SIGINT and SIGTERM at several points of a -parallel=4 run against a
+// runtime started outside the suite (a vendor's: the suite removes only
+// what it made, and must remove all of it) leave nothing of the run in the
+// runtime and nothing on the host: no sandbox or container with the
+// suite's labels, no mount, interface, network namespace file or rule.
+// hack/contract-selftest.sh starts the runtime (ectest-runtime) and names
+// it in ECTEST_SELFTEST_CONTRACT_ENDPOINT, after the contract's own runs.
+func TestInterruptOutsideRuntimeLeavesNothing(t *testing.T) {
+	endpoint := os.Getenv("ECTEST_SELFTEST_CONTRACT_ENDPOINT")
+	if endpoint == "" {
+		t.Skip("ECTEST_SELFTEST_CONTRACT_ENDPOINT is not set (hack/contract-selftest.sh sets it)")
+	}
+	bin := os.Getenv("ECTEST_SELFTEST_CONTRACT_BIN") + "/cri.test"
+	for _, c := range []struct {
+		name string
+		sig  syscall.Signal
+		// at: the signal goes once the run has this many sandboxes and
+		// containers in the runtime.
+		sandboxes, containers int
+	}{
+		{"SIGINT at the first sandbox", syscall.SIGINT, 1, 0},
+		{"SIGTERM at the first sandbox", syscall.SIGTERM, 1, 0},
+		{"SIGTERM with containers starting in several specs", syscall.SIGTERM, 3, 3},
+		{"SIGINT with containers starting in several specs", syscall.SIGINT, 3, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := takeHostSnapshot(t)
+			argv := []string{bin, "-runtime-endpoint=" + endpoint, "-registry-addr=" + os.Getenv("ECTEST_SELFTEST_CONTRACT_REGISTRY"),
+				"-parallel=4", "-ginkgo.label-filter=pid || network || ipc", "-report-dir=" + t.TempDir()}
+			out, code := signalRun(t, argv, c.sig, func() bool {
+				sbs, cs := ofSuite(endpoint)
+				return sbs >= c.sandboxes && cs >= c.containers
+			}, fmt.Sprintf("%d sandboxes and %d containers of the run", c.sandboxes, c.containers), 4*time.Minute, 3*time.Minute)
+			if code != framework.ExitRunFailed {
+				t.Errorf("exit %d after %s, want %d", code, c.sig, framework.ExitRunFailed)
+			}
+			if sbs, cs := ofSuite(endpoint); sbs+cs > 0 {
+				t.Errorf("%d sandboxes and %d containers of the suite left in the runtime started outside it", sbs, cs)
+			}
+			checkHostLeft(t, before)
+			if t.Failed() {
+				t.Logf("suite output:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// ofSuite counts the sandboxes and containers carrying the suite's label.
+func ofSuite(endpoint string) (sandboxes, containers int) {
+	conn, err := cri.Dial(endpoint)
+	if err != nil {
+		return 0, 0
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	sel := map[string]string{cri.LabelSuite: "cri"}
+	if resp, err := conn.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: sel}}); err == nil {
+		sandboxes = len(resp.Items)
+	}
+	if resp, err := conn.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: sel}}); err == nil {
+		containers = len(resp.Containers)
+	}
+	return sandboxes, containers
+}
+
+// signalRun starts argv in a process group of its own, sends sig to the
+// group once ready says so, and returns the output and exit code.
+func signalRun(t *testing.T, argv []string, sig syscall.Signal, ready func() bool, what string, within, stopWithin time.Duration) (*framework.Buffer, int) {
+	t.Helper()
+	out := framework.NewBuffer()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	start := time.Now()
+	for !ready() {
+		if time.Since(start) > within {
+			kill()
+			t.Fatalf("%s did not happen within %s:\n%s", what, within, out.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the run ended before it could be signalled (%v):\n%s", err, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Logf("%s after %s; sending %s", what, time.Since(start).Round(100*time.Millisecond), sig)
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		lines := nonEmptyLines(out.String())
+		if len(lines) > 0 && !strings.HasPrefix(lines[len(lines)-1], "ectest: ") {
+			t.Errorf("the last line is not the suite's: %q", lines[len(lines)-1])
+		}
+		return out, cmd.ProcessState.ExitCode()
+	case <-time.After(stopWithin):
+		kill()
+		t.Fatalf("the run did not stop within %s of %s:\n%s", stopWithin, sig, out.String())
+	}
+	return out, -1
+}
