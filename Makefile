@@ -27,11 +27,14 @@ CLUSTER_SUITE_FLAGS = $(KIND_FLAGS) $(if $(RUNTIME_CLASS),-runtime-class=$(RUNTI
 # or your file or folder. Exit 0 then means "as expected", 1 "changed".
 EXPECT ?=
 EXPECT_FLAG = $(if $(EXPECT),-expect=$(EXPECT))
-# make certify: your runtime's CRI endpoint, and optionally its image endpoint, runtime handler and profile.
+# make certify: your runtime's CRI endpoint, and optionally its image endpoint, runtime handler and profile, and
+# REGISTRY_ADDR, where the suite's test registry listens (-registry-addr; a root-only port your runtime is configured
+# to pull from over plain HTTP, e.g. 127.0.0.1:555: docs/certify.md).
 RUNTIME_ENDPOINT ?=
 IMAGE_ENDPOINT ?=
 RUNTIME_HANDLER ?=
 PROFILE ?=
+REGISTRY_ADDR ?=
 
 KUBECTL_RELEASES ?=
 
@@ -51,9 +54,10 @@ CLUSTER_FLAGS ?=
 ## certify: the vendor path: only the CRI suite, against RUNTIME_ENDPOINT (a runtime you started), in PROCS
 ## processes; installs nothing, starts no runtime, makes no cluster; reports in $(REPORT_DIR)/certify.
 ## make certify RUNTIME_ENDPOINT=unix:///run/containerd/containerd.sock [IMAGE_ENDPOINT=] [RUNTIME_HANDLER=] [PROFILE=] [EXPECT=FILE]
+##   [REGISTRY_ADDR=127.0.0.1:555]
 certify:
 	@test -n "$(RUNTIME_ENDPOINT)" || { echo "ectest: make certify needs RUNTIME_ENDPOINT=unix:///path/to/your/runtime.sock (your runtime's CRI endpoint)" >&2; exit 2; }
-	SUITE_REPORT_DIR=$(REPORT_DIR)/certify PROCS=$(PROCS) LABELS="$(LABELS)" hack/suite.sh cri -runtime-endpoint=$(RUNTIME_ENDPOINT) $(if $(IMAGE_ENDPOINT),-image-endpoint=$(IMAGE_ENDPOINT)) $(if $(RUNTIME_HANDLER),-runtime-handler=$(RUNTIME_HANDLER)) $(if $(PROFILE),-profile=$(PROFILE)) $(EXPECT_FLAG) $(ECTEST_FLAGS)
+	SUITE_REPORT_DIR=$(REPORT_DIR)/certify PROCS=$(PROCS) LABELS="$(LABELS)" hack/suite.sh cri -runtime-endpoint=$(RUNTIME_ENDPOINT) $(if $(IMAGE_ENDPOINT),-image-endpoint=$(IMAGE_ENDPOINT)) $(if $(RUNTIME_HANDLER),-runtime-handler=$(RUNTIME_HANDLER)) $(if $(PROFILE),-profile=$(PROFILE)) $(if $(REGISTRY_ADDR),-registry-addr=$(REGISTRY_ADDR)) $(EXPECT_FLAG) $(ECTEST_FLAGS)
 
 ## conformance: the CRI suite against the embedded runtime and the cluster suite against the default kind
 ## cluster (both made and removed here), reports and one side-by-side capability matrix (EXPECT=builtin: compared
