@@ -49,10 +49,15 @@ func netPod(ctx SpecContext, at placement) {
 	pod := f.RunPod(ctx, targetPod(f))
 	pod = f.RunEphemeral(ctx, pod.Name, f.DebugContainer("debugger", ""))
 	// The oracle first: the two containers' processes, read on the node.
-	apart := apartOnNode(ctx, f, pod, oracle.Net, f.DebugMarker("debugger"), f.TargetMarker("target"))
+	// The hostname is the UTS namespace's: the pod's, not one of the
+	// container's own that merely carries the pod's name.
+	apart := apartOnNodeIn(ctx, f, pod, f.DebugMarker("debugger"), f.TargetMarker("target"), oracle.Net, oracle.UTS)
 	b := capability.Observe(capability.NetPod)
-	if apart != "" {
-		b.Problem("the ephemeral container's network namespace is not the target's (from the node)").Evidence("%s", apart)
+	if e := apart[oracle.Net]; e != "" {
+		b.Problem("the ephemeral container's network namespace is not the target's (from the node)").Evidence("%s", e)
+	}
+	if e := apart[oracle.UTS]; e != "" {
+		b.Problem("the ephemeral container's UTS namespace (its hostname) is not the target's (from the node)").Evidence("%s", e)
 	}
 	out, stderr, err := run(ctx, f, pod.Name, "debugger", nil, "wget", "-qO-", "http://localhost:8080/info")
 	b.Evidence("GET localhost:8080/info from the ephemeral container: %q %q %v", out, stderr, err)
@@ -154,15 +159,24 @@ func ipcPod(ctx SpecContext, at placement) {
 // reads them ("" when they share it, or when the observer cannot tell:
 // then the checks inside the containers decide, as before).
 func apartOnNode(ctx SpecContext, f *kube.Framework, pod *corev1.Pod, k oracle.Kind, a, b string) string {
+	return apartOnNodeIn(ctx, f, pod, a, b, k)[k]
+}
+
+// apartOnNodeIn is apartOnNode for several kinds from one reading of the
+// node: the evidence by kind, for the kinds a and b do not share.
+func apartOnNodeIn(ctx SpecContext, f *kube.Framework, pod *corev1.Pod, a, b string, kinds ...oracle.Kind) map[oracle.Kind]string {
+	out := map[oracle.Kind]string{}
 	report, unavailable := f.NodeReport(ctx, pod, a, b)
 	if unavailable != "" || len(report.Found[a]) == 0 || len(report.Found[b]) == 0 {
-		return ""
+		return out
 	}
 	pa, pb := report.Found[a][0], report.Found[b][0]
-	if oracle.Same(k, pa, pb) {
-		return ""
+	for _, k := range kinds {
+		if !oracle.Same(k, pa, pb) {
+			out[k] = fmt.Sprintf("judged %s:\n%s\n%s", kube.ObserverFrom, pa, pb)
+		}
 	}
-	return fmt.Sprintf("judged %s:\n%s\n%s", kube.ObserverFrom, pa, pb)
+	return out
 }
 
 // procRootFS: a targeting ephemeral container reads the target's files

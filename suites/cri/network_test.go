@@ -1,6 +1,7 @@
 package cri_test
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/ectest/ectest/fixtures/programs/helper"
@@ -50,6 +51,13 @@ var _ = Describe("Network and IPC namespaces", framework.Label(framework.LabelCR
 				// network namespace, whatever answers on localhost.
 				if apart := apartFromOutside(f, oracle.Net, dbg, target); apart != "" {
 					f.Checker.Record(b.Problem("the debug container's network namespace is not the target's").Evidence("%s", apart).Done(""))
+					return
+				}
+				// The hostname is the UTS namespace's: the sandbox's (its
+				// infra process's), never one of the container's own that
+				// merely carries the same name, nor the node's.
+				if problem, evidence := utsFromOutside(f, dbg, target); problem != "" {
+					f.Checker.Record(b.Problem("%s", problem).Evidence("%s", evidence).Done(""))
 					return
 				}
 			}
@@ -177,6 +185,31 @@ func apartFromOutside(f *cri.Framework, k oracle.Kind, a, b *cri.Container) stri
 		return ""
 	}
 	return evidence
+}
+
+// utsFromOutside compares, from the node's /proc, the UTS namespace of
+// dbg's own process with the target's, the sandbox's infra process's and
+// the node's: a problem when it is not the sandbox's or is the node's.
+// Nothing is said where the processes are not visible from here.
+func utsFromOutside(f *cri.Framework, dbg, target *cri.Container) (problem, evidence string) {
+	if apart := apartFromOutside(f, oracle.UTS, dbg, target); apart != "" {
+		return "the debug container's UTS namespace (its hostname) is not the target's", apart
+	}
+	own, err := f.Own(dbg)
+	Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
+	if len(own) == 0 {
+		return "", ""
+	}
+	uts := own[0].Namespaces[oracle.UTS]
+	if host, ok := f.Outside().NodeLink(oracle.UTS); ok && uts == host {
+		return "the debug container's UTS namespace is the node's", fmt.Sprintf("debug container's process %s; the node's %s (%s)", own[0], host, f.Outside().Node.How)
+	}
+	infra, ok, err := f.Infra(dbg)
+	Expect(err).NotTo(HaveOccurred(), "reading the node's /proc")
+	if ok && infra.Namespaces[oracle.UTS] != uts {
+		return "the debug container's UTS namespace (its hostname) is not the sandbox's", fmt.Sprintf("debug container's process %s\nthe sandbox's infra process %s", own[0], infra)
+	}
+	return "", ""
 }
 
 func containsAddr(cidrs []string, ip string) bool {
