@@ -27,7 +27,9 @@ import (
 )
 
 var usageText = `usage: ectest-kind COMMAND [flags]
-  prepare-host   install and configure a Docker engine for kind on this host
+  prepare-host   install and configure a Docker engine for kind on this host (an engine ectest did not set up only with
+                 ECTEST_DOCKER_CONFIGURE=1: docs/host.md)
+  host-restore   undo what prepare-host changed on this host's Docker engine (docs/host.md)
   node-image     build the offline node image (prints its reference; with -topology, every node's)
   suite-images   the same for a cluster-suite run: takes the suite's own flags (-kubernetes-version, -node-runtime,
                  -topology, ...) and builds the node images the suite will make its cluster from (none with
@@ -240,6 +242,8 @@ func run(ctx context.Context, cmd string, o kind.Options, reportDir string, args
 		return nil
 	case "prepare-host":
 		return host.Prepare(ctx, host.Options{Log: logf})
+	case "host-restore":
+		return host.Restore(ctx, logf)
 	case "node-image":
 		v, err := nodeimage.ParseVersion(o.KubernetesVersion)
 		if err != nil {

@@ -1,41 +1,36 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ectest/ectest/internal/progress"
 )
 
-// startDockerd (re)starts the engine: through systemd where it runs the
+// oNoFollow refuses to open a symbolic link.
+const oNoFollow = syscall.O_NOFOLLOW
+
+// dockerdPidFile is dockerd's default pid file, systemd's unit's too.
+const dockerdPidFile = "/var/run/docker.pid"
+
+// startDockerd starts the engine: through systemd where it runs the
 // machine, by hand otherwise (these VMs' PID 1 is not systemd).
-func startDockerd(ctx context.Context, logf func(string, ...any), restart bool) (err error) {
+func startDockerd(ctx context.Context, logf func(string, ...any)) (err error) {
 	if isSystemd() {
-		verb := "start"
-		if restart {
-			verb = "restart"
-		}
-		if out, err := exec.CommandContext(ctx, "systemctl", verb, "docker").CombinedOutput(); err != nil {
-			return fmt.Errorf("systemctl %s docker: %v: %s", verb, err, out)
+		if out, err := exec.CommandContext(ctx, "systemctl", "start", "docker").CombinedOutput(); err != nil {
+			return fmt.Errorf("systemctl start docker: %v: %s", err, out)
 		}
 	} else {
-		if b, err := os.ReadFile("/var/run/docker.pid"); err == nil {
-			var pid int
-			if _, err := fmt.Sscan(string(b), &pid); err == nil && pid > 0 && isDockerd(pid) {
-				logf("stopping dockerd (pid %d) to apply its configuration", pid)
-				_ = syscall.Kill(pid, syscall.SIGTERM)
-				for i := 0; i < 200 && syscall.Kill(pid, 0) == nil; i++ {
-					time.Sleep(50 * time.Millisecond) // no event to wait on for another process's exit
-				}
-			}
-		}
 		step := progress.Start(logf, fmt.Sprintf("starting dockerd (log: %s)", dockerdLog))
 		defer step.End(&err) // the named result: the block's err below is another
-		logFile, err := os.OpenFile(dockerdLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		logFile, err := os.OpenFile(dockerdLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return err
 		}
@@ -67,6 +62,73 @@ func startDockerd(ctx context.Context, logf func(string, ...any), restart bool) 
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// stopDockerd stops the engine; containers without a restart policy stop
+// with it (unless live-restore is on).
+func stopDockerd(ctx context.Context, logf func(string, ...any)) error {
+	if isSystemd() {
+		if out, err := exec.CommandContext(ctx, "systemctl", "stop", "docker").CombinedOutput(); err != nil {
+			return fmt.Errorf("systemctl stop docker: %v: %s", err, out)
+		}
+		return nil
+	}
+	pid := dockerdPid()
+	if pid == 0 {
+		return nil
+	}
+	logf("stopping dockerd (pid %d)", pid)
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	for i := 0; i < 600 && syscall.Kill(pid, 0) == nil; i++ {
+		time.Sleep(50 * time.Millisecond) // no event to wait on for another process's exit
+	}
+	if syscall.Kill(pid, 0) == nil {
+		return fmt.Errorf("dockerd (pid %d) did not stop within 30s", pid)
+	}
+	return nil
+}
+
+// reloadDockerd makes the running engine read its configuration again
+// (SIGHUP: runtimes and default-runtime are among the keys Docker 20.10
+// reloads; bip and address pools are not).
+func reloadDockerd(ctx context.Context) error {
+	if isSystemd() && exec.CommandContext(ctx, "systemctl", "is-active", "--quiet", "docker").Run() == nil {
+		if out, err := exec.CommandContext(ctx, "systemctl", "reload", "docker").CombinedOutput(); err != nil {
+			return fmt.Errorf("systemctl reload docker: %v: %s", err, out)
+		}
+		return nil
+	}
+	pid := dockerdPid()
+	if pid == 0 {
+		return fmt.Errorf("no dockerd pid in %s to send SIGHUP to", dockerdPidFile)
+	}
+	return syscall.Kill(pid, syscall.SIGHUP)
+}
+
+// dockerdPid is the system engine's pid (its pid file), 0 when none runs.
+func dockerdPid() int {
+	b, err := os.ReadFile(dockerdPidFile)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 || !isDockerd(pid) {
+		return 0
+	}
+	return pid
+}
+
+// dockerdConfigFile is the daemon.json of the engine with pid (its
+// --config-file), DaemonJSON without one.
+func dockerdConfigFile(pid int) string {
+	if pid == 0 {
+		return DaemonJSON
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return DaemonJSON
+	}
+	return configFileArg(strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00"))
 }
 
 // isDockerd guards against a stale pid file naming another process.

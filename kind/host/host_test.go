@@ -81,28 +81,3 @@ func TestRewriteDropsCapabilitiesFromBothPaths(t *testing.T) {
 		t.Errorf("other fields lost: %s", b)
 	}
 }
-
-func TestDaemonConfigMerges(t *testing.T) {
-	out, err := DaemonConfig([]byte(`{"log-driver":"json-file","runtimes":{"other":{"path":"/x"}}}`), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(out, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	rt := cfg["runtimes"].(map[string]any)
-	if cfg["log-driver"] != "json-file" || rt["other"] == nil || rt[WrapperRuntime] == nil || cfg["default-runtime"] != WrapperRuntime {
-		t.Errorf("merged config: %s", out)
-	}
-	if !strings.Contains(string(out), "198.19.0.0/16") {
-		t.Errorf("address pool missing: %s", out)
-	}
-	plain, _ := DaemonConfig(nil, false)
-	if strings.Contains(string(plain), WrapperRuntime) {
-		t.Errorf("wrapper configured where no capability is missing: %s", plain)
-	}
-	if _, err := DaemonConfig([]byte("{"), false); err == nil {
-		t.Error("malformed daemon.json accepted")
-	}
-}
