@@ -71,7 +71,7 @@ CLUSTER_NAME ?=
 ## api-releases: the API server's specs (label api-release) against a single-node cluster of each release of
 ## kind/nodeimage/versions.yaml's apiServers (RELEASES="v1.35.8 v1.36.4" for some), one cluster each, past failures;
 ## reports in $(REPORT_DIR)/api-releases/<release>, outcomes and times in $(REPORT_DIR)/api-releases/api-releases.md
-## (LOCK=/tmp/ectest-heavy.lock wraps each build and run in flock on a shared machine)
+## (LOCK=/run/ectest/heavy.lock wraps each build and run in flock on a shared machine)
 RELEASES ?=
 api-releases:
 	REPORT_DIR=$(REPORT_DIR) PROCS=$(PROCS) RELEASES="$(RELEASES)" LABELS="$(if $(LABELS),$(LABELS),api-release)" CLUSTER_FLAGS="$(CLUSTER_FLAGS)" hack/api-releases.sh

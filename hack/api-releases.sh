@@ -33,7 +33,7 @@ if [ -n "$stock" ] && [ "$(wc -w <<< "$releases")" -ne 1 ]; then
   echo "ectest: KIND_NODE_IMAGE=$stock names one release's node image: give one release (make api-release K8S=...)" >&2
   exit 2
 fi
-heavy() { if [ -n "${LOCK:-}" ]; then flock -o "$LOCK" "$@"; else "$@"; fi; }
+heavy() { if [ -n "${LOCK:-}" ]; then mkdir -p -m 0700 "$(dirname "$LOCK")" && flock -o "$LOCK" "$@"; else "$@"; fi; }
 
 mkdir -p "$out"
 bin=$(mktemp -d /tmp/ectest-api-releases-bin.XXXXXX)

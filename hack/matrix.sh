@@ -6,7 +6,7 @@
 # Go's (cmd/ectest-matrix); see docs/matrix.md.
 #   CELLS=a,b        run only these cells (the others show as not run)
 #   PARALLEL=N       cells at once (default: one per two CPUs; JOBS=N says the same);
-#                    cells sharing a lock (/tmp/ectest-heavy.lock) still run one at a time
+#                    cells sharing a lock (/run/ectest/heavy.lock) still run one at a time
 #   MERGE_ONLY=1     run nothing: the page from the cell folders there are (CI)
 #   MATRIX_FLAGS=... more flags (-previous FILE, -cells-dir DIR, -config FILE)
 #   EXPECT=...       the cells' expectation files (make matrix: builtin, the

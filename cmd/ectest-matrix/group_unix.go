@@ -5,9 +5,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
+
+	"github.com/ectest/ectest/internal/flock"
 )
 
 // ownProcessGroup starts the command in a process group of its own, so
@@ -23,16 +27,22 @@ func interruptGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.
 func killGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 
 // lockFile takes an exclusive flock(2) on path, shared with every other
-// program on the machine that locks it (flock -o /tmp/ectest-heavy.lock
+// program on the machine that locks it (flock -o /run/ectest/heavy.lock
 // ...), waiting for it until ctx is done. It waits in the kernel, as
 // flock(1) does, so that it queues with the others instead of losing to
 // them at every release. The descriptor is close-on-exec, so the cell's
 // processes (a daemon it starts, say) never inherit the lock: it ends with
 // release.
 func lockFile(ctx context.Context, path string, waiting func()) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	// Only in a directory no other user can write (flock.PrivateDir), and
+	// never through a link: a lock file another user can make or replace
+	// lets them stall every run.
+	if err := flock.PrivateDir(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	release := func() { _ = f.Close() }
 	fd := int(f.Fd())

@@ -43,7 +43,7 @@ func main() {
 	previous := flag.String("previous", "", "the previous run's combined matrix.json to list changes against (default: <o>/matrix.json before this run)")
 	grace := flag.Duration("grace", 5*time.Minute, "how long a cell ended by its timeout or Ctrl-C gets to clean up before it is killed")
 	progress := flag.Duration("progress", time.Minute, "how often to say which cells are running")
-	noFileLocks := flag.Bool("no-file-locks", false, "do not take the cells' file locks (/tmp/ectest-heavy.lock): a machine of the matrix's own, where nothing else runs")
+	noFileLocks := flag.Bool("no-file-locks", false, "do not take the cells' file locks (/run/ectest/heavy.lock): a machine of the matrix's own, where nothing else runs")
 	list := flag.Bool("list", false, "print the cells (name, layer, command or why skipped) and exit")
 	listJSON := flag.Bool("json", false, "with -list: the names of the cells that run, as a JSON array (a CI job matrix)")
 	showVersion := buildinfo.Flag(flag.CommandLine, "ectest-matrix")

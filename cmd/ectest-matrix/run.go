@@ -392,7 +392,7 @@ func truncate(s string, n int) string {
 }
 
 // fileLocks takes the cell's locks that are files (an absolute path, like
-// /tmp/ectest-heavy.lock, which other programs on the machine take with
+// /run/ectest/heavy.lock, which other programs on the machine take with
 // flock too), in the configuration's order, for one of the cell's steps.
 func (r *runner) fileLocks(ctx context.Context, c matrix.CellConfig) (release func(), err error) {
 	var held []func()

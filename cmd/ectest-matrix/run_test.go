@@ -179,7 +179,7 @@ func TestCellWithoutItsTargetIsNotRun(t *testing.T) {
 	}
 }
 
-// A lock that is a file (/tmp/ectest-heavy.lock) is an flock shared with
+// A lock that is a file (/run/ectest/heavy.lock) is an flock shared with
 // the machine's other programs: the cell waits while another holds it,
 // holds it while its command runs, and its processes do not inherit it.
 func TestFileLockIsSharedWithOtherPrograms(t *testing.T) {

@@ -99,8 +99,10 @@ func Up(ctx context.Context, cfg *framework.Config, runID string, logf func(stri
 	if err := os.MkdirAll(cfg.ReportDir, 0o755); err != nil {
 		return h, err
 	}
-	h.Env.LogRoot = filepath.Join(os.TempDir(), "ectest-logs-"+runID)
-	if err := os.MkdirAll(h.Env.LogRoot, 0o755); err != nil {
+	// A directory of the run's own, made new (0700): a fixed name in the
+	// temporary directory could be another user's, or a link, choosing
+	// where the runtime writes container logs.
+	if h.Env.LogRoot, err = os.MkdirTemp("", "ectest-logs-"+runID+"-"); err != nil {
 		return h, err
 	}
 
