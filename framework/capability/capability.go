@@ -75,6 +75,8 @@ const (
 	DebugProfileGrants Name = "debug-profile-grants"
 	RemovedStaysGone   Name = "removed-stays-gone"
 	ExitedStaysExited  Name = "exited-stays-exited"
+	CgroupPod          Name = "cgroup-pod"
+	Credentials        Name = "credentials"
 )
 
 var all = []Definition{
@@ -132,6 +134,15 @@ var all = []Definition{
 	// runtime's record of the exit: a stack-level capability of the
 	// cluster layer, judged from the process's own trace of each start.
 	{ExitedStaysExited, "an exited ephemeral container is never started again, whatever the pod's restartPolicy (Always, OnFailure, Never)", []string{"LIFE-2"}, true, everywhere, nowhere},
+	// SEC-3: no resources beyond the pod's. The troubleshooting design
+	// (seed 002, "Troubleshoot Running Pods") bills a debug container's
+	// resources to the pod's cgroup; the kubelet gives each pod a cgroup
+	// parent and every container of it, ephemeral ones included, the
+	// same. Required on Linux; Windows has no cgroups.
+	{CgroupPod, "a debug container's processes, exec sessions included, are charged to its sandbox's cgroup parent", []string{"SEC-3"}, true, linuxOnly, onWindows},
+	// SEC-3: no privileges beyond what the spec asks, on every path into
+	// the container. Windows has no Linux users or capabilities.
+	{Credentials, "a debug container's own process and every exec and attach session hold the user, groups and capabilities its security context asks for, no more and no less", []string{"SEC-3"}, true, linuxOnly, onWindows},
 }
 
 // onlyAt: capabilities judged at one layer only. The HostProcess rules are
@@ -152,6 +163,12 @@ var onlyAt = map[Name]Layer{
 	// Only a kubelet starts containers on its own.
 	RemovedStaysGone:  LayerCluster,
 	ExitedStaysExited: LayerCluster,
+	// Judged where the suite makes the sandbox and its cgroup parent and
+	// asks for the credentials itself; the cluster layer's kubectl debug
+	// profiles judge what a profile's security context grants
+	// (debug-profile-grants), and no cluster spec reads a pod's cgroup yet.
+	CgroupPod:   LayerCRI,
+	Credentials: LayerCRI,
 }
 
 // OnlyAt is the one layer a capability is judged at ("" for every layer).

@@ -221,7 +221,9 @@ func (f *Framework) sandboxConfig(opts SandboxOptions) (*runtimeapi.PodSandboxCo
 		return cfg, nil
 	}
 	cfg.Linux = &runtimeapi.LinuxPodSandboxConfig{
-		CgroupParent: "/ectest",
+		// A cgroup parent of its own, as the kubelet gives every pod one:
+		// its containers are charged there (cgroup.go).
+		CgroupParent: PodCgroupParent(f.RunID, name),
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 			NamespaceOptions: &runtimeapi.NamespaceOption{Pid: pid, Network: opts.Network, Ipc: opts.IPC, UsernsOptions: cloneUserns(opts.Userns)},
 		},
@@ -284,6 +286,8 @@ func (f *Framework) TryRunSandbox(ctx context.Context, opts SandboxOptions) (*Sa
 		if reuse {
 			ginkgo.DeferCleanup(f.releaseSandbox, sb)
 		} else {
+			// After the sandbox's removal (cleanups run last first).
+			ginkgo.DeferCleanup(f.removePodCgroup, cfg)
 			ginkgo.DeferCleanup(f.removeSandbox, sb.ID)
 		}
 	case reuse:
@@ -401,10 +405,19 @@ type ContainerOptions struct {
 	TargetID     string
 	Network, IPC runtimeapi.NamespaceMode
 	RunAsUser    *int64
-	AddCaps      []string
-	Stdin, TTY   bool
-	StdinOnce    bool
-	Env          map[string]string
+	// RunAsGroup and SupplementalGroups are the process's group and
+	// supplementary groups (the kubelet's runAsGroup and the pod's
+	// supplementalGroups).
+	RunAsGroup         *int64
+	SupplementalGroups []int64
+	// AddCaps and DropCaps are capabilities added to and dropped from the
+	// runtime's default set (named without "CAP_").
+	AddCaps, DropCaps []string
+	// NoNewPrivs asks for no_new_privs (allowPrivilegeEscalation: false).
+	NoNewPrivs bool
+	Stdin, TTY bool
+	StdinOnce  bool
+	Env        map[string]string
 	// Userns is the container's user namespace (UsernsOptions); nil sends
 	// the sandbox's, as the kubelet sends the pod's to every container,
 	// ephemeral ones included.
@@ -431,8 +444,13 @@ func (f *Framework) containerConfig(opts ContainerOptions) (cfg *runtimeapi.Cont
 	if opts.RunAsUser != nil {
 		sc.RunAsUser = &runtimeapi.Int64Value{Value: *opts.RunAsUser}
 	}
-	if len(opts.AddCaps) > 0 {
-		sc.Capabilities = &runtimeapi.Capability{AddCapabilities: opts.AddCaps}
+	if opts.RunAsGroup != nil {
+		sc.RunAsGroup = &runtimeapi.Int64Value{Value: *opts.RunAsGroup}
+	}
+	sc.SupplementalGroups = opts.SupplementalGroups
+	sc.NoNewPrivs = opts.NoNewPrivs
+	if len(opts.AddCaps) > 0 || len(opts.DropCaps) > 0 {
+		sc.Capabilities = &runtimeapi.Capability{AddCapabilities: opts.AddCaps, DropCapabilities: opts.DropCaps}
 	}
 	cfg = f.commonConfig(opts)
 	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: sc}
@@ -509,7 +527,7 @@ func WindowsContainerConfig(opts ContainerOptions) (cfg *runtimeapi.WindowsConta
 		why = fmt.Sprintf("a Windows container's CRI config has no network namespace option (every container joins its sandbox's network): network %s cannot be asked for on a Windows node", opts.Network)
 	case opts.IPC != runtimeapi.NamespaceMode_POD:
 		why = fmt.Sprintf("the Windows CRI has no IPC namespace option (WIN-1): IPC %s cannot be asked for on a Windows node", opts.IPC)
-	case opts.RunAsUser != nil || len(opts.AddCaps) > 0:
+	case opts.RunAsUser != nil || opts.RunAsGroup != nil || len(opts.SupplementalGroups) > 0 || len(opts.AddCaps) > 0 || len(opts.DropCaps) > 0 || opts.NoNewPrivs:
 		why = "Linux user IDs and capabilities do not exist in a Windows container's CRI config"
 	case opts.Userns != nil:
 		why = "the Windows CRI has no user namespace option: a container with one cannot be asked for on a Windows node"

@@ -233,7 +233,9 @@ func (s sandboxSeen) why() string {
 
 // discardSandbox removes a reusable sandbox and its log directory.
 func (s *Session) discardSandbox(sb *Sandbox) error {
-	return errors.Join(s.removeSandbox(sb.ID), os.RemoveAll(sb.Config.LogDirectory))
+	err := s.removeSandbox(sb.ID)
+	s.removePodCgroup(sb.Config)
+	return errors.Join(err, os.RemoveAll(sb.Config.LogDirectory))
 }
 
 // RemoveReusableSandboxes removes the process's idle reusable sandboxes:

@@ -110,6 +110,12 @@ type DebugOptions struct {
 	IPC       runtimeapi.NamespaceMode
 	AddCaps   []string
 	RunAsUser *int64
+	// RunAsGroup, SupplementalGroups, DropCaps and NoNewPrivs: see
+	// ContainerOptions.
+	RunAsGroup         *int64
+	SupplementalGroups []int64
+	DropCaps           []string
+	NoNewPrivs         bool
 	// Image defaults to the debug image.
 	Image string
 	// Command defaults to a shell that sleeps with a recognizable argv.
@@ -140,6 +146,7 @@ func (f *Framework) debugContainerOptions(o DebugOptions) ContainerOptions {
 		Name: o.Name, Image: o.Image, Command: cmd,
 		PID: o.PID, TargetID: o.TargetID, Network: o.Network, IPC: o.IPC,
 		AddCaps: o.AddCaps, RunAsUser: o.RunAsUser, Stdin: o.Stdin, TTY: o.TTY, StdinOnce: o.StdinOnce,
+		RunAsGroup: o.RunAsGroup, SupplementalGroups: o.SupplementalGroups, DropCaps: o.DropCaps, NoNewPrivs: o.NoNewPrivs,
 		Userns: o.Userns,
 	}
 }

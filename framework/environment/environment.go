@@ -482,6 +482,10 @@ func (h *Handle) Down(ctx context.Context) error {
 	if h.embedded != nil {
 		errs = append(errs, h.embedded.Stop())
 	}
+	if strings.HasPrefix(h.Env.RuntimeEndpoint, "unix://") && runtime.GOOS == "linux" {
+		// The sandboxes' cgroup parents an interrupted spec left.
+		errs = append(errs, cri.RemoveRunCgroups(h.Env.RunID, h.Env.Timeouts.Poll, h.Env.Timeouts.ProcessStop))
+	}
 	if h.registry != nil {
 		errs = append(errs, h.registry.Close())
 	}

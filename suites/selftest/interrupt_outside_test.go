@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +31,7 @@ func TestInterruptOutsideRuntimeLeavesNothing(t *testing.T) {
 		t.Skip("ECTEST_SELFTEST_CONTRACT_ENDPOINT is not set (hack/contract-selftest.sh sets it)")
 	}
 	bin := os.Getenv("ECTEST_SELFTEST_CONTRACT_BIN") + "/cri.test"
-	for _, c := range []struct {
+	for i, c := range []struct {
 		name string
 		sig  syscall.Signal
 		// at: the signal goes once the run has this many sandboxes and
@@ -44,8 +45,9 @@ func TestInterruptOutsideRuntimeLeavesNothing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := takeHostSnapshot(t)
+			runID := fmt.Sprintf("intr-%d-%05d", i, time.Now().Unix()%100000)
 			argv := []string{bin, "-runtime-endpoint=" + endpoint, "-registry-addr=" + os.Getenv("ECTEST_SELFTEST_CONTRACT_REGISTRY"),
-				"-parallel=4", "-ginkgo.label-filter=pid || network || ipc", "-report-dir=" + t.TempDir()}
+				"-parallel=4", "-ginkgo.label-filter=pid || network || ipc", "-run-id=" + runID, "-report-dir=" + t.TempDir()}
 			out, code := signalRun(t, argv, c.sig, func() bool {
 				sbs, cs := ofSuite(endpoint)
 				return sbs >= c.sandboxes && cs >= c.containers
@@ -57,6 +59,10 @@ func TestInterruptOutsideRuntimeLeavesNothing(t *testing.T) {
 				t.Errorf("%d sandboxes and %d containers of the suite left in the runtime started outside it", sbs, cs)
 			}
 			checkHostLeft(t, before)
+			// The sandboxes' cgroup parents go with the run (cri.RemoveRunCgroups).
+			if left, _ := filepath.Glob("/sys/fs/cgroup/*/ectest/" + runID); len(left) > 0 {
+				t.Errorf("cgroups of the run left: %v", left)
+			}
 			if t.Failed() {
 				t.Logf("suite output:\n%s", out.String())
 			}
