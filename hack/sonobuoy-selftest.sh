@@ -145,8 +145,14 @@ echo "in-cluster:     $(tail -n 1 "$report/in-cluster/suite.log")"
 
 # 4. Removed as a user removes it, and gone.
 "$sb" delete --kubeconfig "$kubeconfig" --wait=10 > "$report/sonobuoy-delete.log" 2>&1 || { echo "sonobuoy self-test: sonobuoy delete failed"; cat "$report/sonobuoy-delete.log"; code=1; }
+# sonobuoy delete alone removes the plugin's RBAC (it carries sonobuoy's
+# labels): what it leaves is named before the file's own delete.
+rbacleft=$("$kubectl" --kubeconfig "$kubeconfig" get clusterrole/ectest clusterrole/ectest-namespace clusterrolebinding/ectest --ignore-not-found -o name 2>&1)
+if [ -n "$rbacleft" ]; then
+  echo "sonobuoy self-test: sonobuoy delete left the plugin's RBAC: $rbacleft"; code=1
+fi
 "$kubectl" --kubeconfig "$kubeconfig" delete --ignore-not-found -f "$work/rbac.yaml" > "$report/rbac-delete.log" 2>&1 || { echo "sonobuoy self-test: deleting the RBAC failed"; cat "$report/rbac-delete.log"; code=1; }
-left=$("$kubectl" --kubeconfig "$kubeconfig" get namespace/sonobuoy clusterrole/ectest clusterrolebinding/ectest --ignore-not-found -o name 2>&1)
+left=$("$kubectl" --kubeconfig "$kubeconfig" get namespace/sonobuoy clusterrole/ectest clusterrole/ectest-namespace clusterrolebinding/ectest --ignore-not-found -o name 2>&1)
 left+=$("$kubectl" --kubeconfig "$kubeconfig" get namespaces -l ectest.io/run -o name 2>&1)
 if [ -n "$left" ]; then
   echo "sonobuoy self-test: left in the cluster: $left"; code=1
