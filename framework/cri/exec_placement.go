@@ -30,7 +30,7 @@ type ExecPlacement struct {
 // visible from the node (a kernel of its own), the session compares its
 // own namespace links with the container's process's from inside.
 func (f *Framework) ObserveExec(ctx context.Context, c *Container) (ExecPlacement, error) {
-	own, err := f.Own(c)
+	own, err := f.OwnSettled(ctx, c)
 	if err != nil {
 		return ExecPlacement{}, err
 	}

@@ -1,10 +1,12 @@
 package cri
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/ectest/ectest/framework/oracle"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Outside is the node seen from outside the containers under test: its
@@ -70,6 +72,28 @@ func (o *Outside) Find(marker string) ([]oracle.Process, error) {
 func (f *Framework) Own(c *Container) ([]oracle.Process, error) {
 	own, err := f.Outside().Find(c.Marker)
 	f.noteNetnsOf(c, own)
+	return own, err
+}
+
+// OwnSettled is Own for a container just started: runc's init process
+// becomes the container's command a moment after StartContainer returns
+// (the runtime reports it running before), so where the spec's other
+// processes are visible from here (their argv carry its token) it waits,
+// within Timeouts.ContainerReady, for c's own process to carry its
+// marker. Where none is visible (a kernel of the sandbox's own) it
+// returns none at once, and the inside view decides.
+func (f *Framework) OwnSettled(ctx context.Context, c *Container) ([]oracle.Process, error) {
+	own, err := f.Own(c)
+	if err != nil || len(own) > 0 {
+		return own, err
+	}
+	if visible, err := f.Outside().Proc.Carries(f.Token); err != nil || !visible {
+		return nil, err
+	}
+	_ = wait.PollUntilContextTimeout(ctx, f.Timeouts.Poll, f.Timeouts.ContainerReady, false, func(context.Context) (bool, error) {
+		own, err = f.Own(c)
+		return err != nil || len(own) > 0, err
+	})
 	return own, err
 }
 

@@ -44,7 +44,7 @@ type SessionLanding struct {
 // visible from the node, the session reads both from inside. A session
 // that fails to start is an error (the way in does not work).
 func (f *Framework) ObserveSession(ctx context.Context, c *Container, kind SessionKind) (SessionLanding, error) {
-	own, err := f.Own(c)
+	own, err := f.OwnSettled(ctx, c)
 	if err != nil {
 		return SessionLanding{}, err
 	}

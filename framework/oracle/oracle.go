@@ -246,6 +246,25 @@ func (p Proc) Find(marker string) ([]Process, error) {
 	return out, nil
 }
 
+// Carries reports whether any process but the reader's own has s in its
+// command line (anywhere, not only as a word): whether processes of a
+// spec, whose argv carry its token, are visible in Root at all.
+func (p Proc) Carries(s string) (bool, error) {
+	pids, err := p.pids()
+	if err != nil {
+		return false, err
+	}
+	for _, pid := range pids {
+		if pid == p.Self {
+			continue
+		}
+		if cmdline, err := os.ReadFile(filepath.Join(p.Root, strconv.Itoa(pid), "cmdline")); err == nil && bytes.Contains(cmdline, []byte(s)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // HasWord reports whether args holds marker between spaces or at an end.
 func HasWord(args, marker string) bool {
 	return marker != "" && strings.Contains(" "+strings.TrimSpace(args)+" ", " "+marker+" ")
