@@ -93,7 +93,7 @@ var all = []Definition{
 	{IPCNode, "IPC NODE: a sandbox in the host's IPC namespace", []string{"CRI-5"}, false, linuxOnly, onWindows},
 	{ProcRootFS, "a targeting debug container reads the target's filesystem through /proc/<pid>/root", []string{"CRI-6"}, false, nowhereMust, onWindows},
 	{PtraceRules, "ptrace access rules: another user's process needs SYS_PTRACE, the same user's does not", []string{"SEC-3", "CRI-6", "STORY-DEBUG"}, false, nowhereMust, onWindows},
-	{NoSideEffects, "a debug container's life leaves the target's state, start time, PID and attempt unchanged", []string{"LIFE-5"}, true, everywhere, nowhere},
+	{NoSideEffects, "a debug container's life leaves the target's state, start time, PID, attempt and landing record (namespaces, credentials, cgroups, oom_score_adj) unchanged", []string{"LIFE-5"}, true, everywhere, nowhere},
 	{PullAtDebugTime, "the debug image is absent before and pulled at debug time", []string{"LIFE-6"}, true, everywhere, nowhere},
 	{Exec, "ExecSync and streaming exec into a debug container", []string{"CRI-8"}, true, everywhere, nowhere},
 	{Attach, "attach to a debug container with stdin and a TTY", []string{"CRI-8"}, true, everywhere, nowhere},

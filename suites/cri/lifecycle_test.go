@@ -8,13 +8,14 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/cri"
+	"github.com/ectest/ectest/framework/oracle"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI, framework.LabelLifecycle), func() {
-	It("a debug container's whole life leaves the target's state, start time, PID and attempt unchanged: the target keeps running and answering while it is debugged and after the debug container stops and is removed [LIFE-5]",
+	It("a debug container's whole life leaves the target's state, start time, PID, attempt and landing (namespaces, credentials, cgroups, oom_score_adj, from the node) unchanged: the target keeps running and answering while it is debugged and after the debug container stops and is removed [LIFE-5]",
 		framework.Label(string(capability.NoSideEffects), framework.LabelLinuxOnly), func(ctx SpecContext) {
 			f := newFramework(capability.NoSideEffects)
 			sb := f.RunSandbox(ctx, cri.SandboxOptions{Reuse: true})
@@ -53,6 +54,11 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 				}
 				if len(now) > 0 {
 					duringEvidence = "while debugged, from the node's /proc: " + now[0].String()
+					// Its whole landing record too: namespaces, credentials,
+					// cgroups, oom_score_adj (oracle.Differences).
+					for _, d := range oracle.Differences(ownBefore[0], now[0]) {
+						b.Problem("while debugged: the target's process has %s", d)
+					}
 				}
 			}
 			if len(b.Problems()) == 0 {
@@ -67,6 +73,15 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 
 			after, err := f.Status(ctx, target)
 			Expect(err).NotTo(HaveOccurred())
+			afterEvidence := ""
+			if len(ownBefore) > 0 {
+				if now, err := f.Own(target); err == nil && len(now) > 0 && f.Outside().Proc.Alive(ownBefore[0]) {
+					afterEvidence = "after, from the node's /proc: " + now[0].String()
+					for _, d := range oracle.Differences(ownBefore[0], now[0]) {
+						b.Problem("after the debug container: the target's process has %s", d)
+					}
+				}
+			}
 			// A target that is no longer running cannot answer: that is the
 			// deviation itself, not a reason to time out.
 			afterInfo := beforeInfo
@@ -83,9 +98,13 @@ var _ = Describe("Debug container lifecycle", framework.Label(framework.LabelCRI
 			diff("target PID (its own view)", beforeInfo.PID, afterInfo.PID)
 			diff("target process start", beforeInfo.StartedAt, afterInfo.StartedAt)
 			b.Check(after.State == runtimeapi.ContainerState_CONTAINER_RUNNING, "target is not running: %s", after.State)
-			b.Evidence("before: state=%s started_at=%d attempt=%d pid=%d start=%s\n%s\nafter:  state=%s started_at=%d attempt=%d pid=%d start=%s",
-				before.State, before.StartedAt, before.Metadata.GetAttempt(), beforeInfo.PID, beforeInfo.StartedAt, strings.TrimSpace(duringEvidence),
-				after.State, after.StartedAt, after.Metadata.GetAttempt(), afterInfo.PID, afterInfo.StartedAt)
+			beforeEvidence := ""
+			if len(ownBefore) > 0 {
+				beforeEvidence = "before, from the node's /proc: " + ownBefore[0].String()
+			}
+			b.Evidence("%s\nbefore: state=%s started_at=%d attempt=%d pid=%d start=%s\n%s\nafter:  state=%s started_at=%d attempt=%d pid=%d start=%s\n%s",
+				beforeEvidence, before.State, before.StartedAt, before.Metadata.GetAttempt(), beforeInfo.PID, beforeInfo.StartedAt, strings.TrimSpace(duringEvidence),
+				after.State, after.StartedAt, after.Metadata.GetAttempt(), afterInfo.PID, afterInfo.StartedAt, afterEvidence)
 			f.Checker.Record(b.Done("target unchanged before, during and after"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
