@@ -46,17 +46,16 @@ func (s *versionServer) Version(ctx context.Context, _ *runtimeapi.VersionReques
 	return &runtimeapi.VersionResponse{RuntimeName: "fake"}, nil
 }
 
-// A runtime that hung during a spec and answers again by the time the spec
-// has failed was gone during the spec (goneSince); an outage that began
-// before a spec started is not that spec's.
-func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
+// healthOf serves fake on a unix socket of the test's own and returns the
+// runtime health of a connection to it.
+func healthOf(t *testing.T, fake *versionServer) *runtimeHealth {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "cri.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer()
-	fake := &versionServer{}
 	runtimeapi.RegisterRuntimeServiceServer(srv, fake)
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(srv.Stop)
@@ -65,7 +64,15 @@ func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	h := newRuntimeHealth(conn, "unix://"+sock)
+	return newRuntimeHealth(conn, "unix://"+sock)
+}
+
+// A runtime that hung during a spec and answers again by the time the spec
+// has failed was gone during the spec (goneSince); an outage that began
+// before a spec started is not that spec's.
+func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
+	fake := &versionServer{}
+	h := healthOf(t, fake)
 	h.probe = 200 * time.Millisecond
 
 	before := time.Now()
@@ -74,7 +81,7 @@ func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
 	}
 	specStart := time.Now()
 	fake.hung.Store(true)
-	err = h.check()
+	err := h.check()
 	if err == nil || !strings.Contains(err.Error(), "the runtime went away at") {
 		t.Fatalf("a hung runtime: %v", err)
 	}
@@ -108,24 +115,10 @@ func TestRuntimeHealthRemembersAnOutage(t *testing.T) {
 // is the environment broken, with the runtime's own reason, until it is
 // ready again.
 func TestRuntimeHealthNotReady(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "cri.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
 	fake := &versionServer{}
-	runtimeapi.RegisterRuntimeServiceServer(srv, fake)
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	conn, err := cri.Dial("unix://" + sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	h := newRuntimeHealth(conn, "unix://"+sock)
+	h := healthOf(t, fake)
 	fake.notReady.Store(true)
-	err = h.check()
+	err := h.check()
 	if err == nil || !strings.Contains(err.Error(), "NetworkReady=false (NetworkPluginNotReady: Network plugin returns error: cni plugin not initialized)") {
 		t.Fatalf("a runtime whose network is not ready: %v", err)
 	}

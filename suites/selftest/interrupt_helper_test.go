@@ -29,6 +29,18 @@ func interruptRun(t *testing.T, argv []string, signal bool, ready func() bool, w
 // interruptRunEnv is interruptRun with more environment, and the exit code.
 func interruptRunEnv(t *testing.T, argv, env []string, signal bool, ready func() bool, what string, within, stopWithin time.Duration) (*framework.Buffer, int) {
 	t.Helper()
+	var sig syscall.Signal // none: the run interrupts itself
+	if signal {
+		sig = syscall.SIGINT
+	}
+	return signalRun(t, argv, env, sig, ready, what, within, stopWithin)
+}
+
+// signalRun starts argv in a process group of its own, sends sig to the
+// whole group once ready says so (none for 0), and waits for it to exit,
+// which must be non-zero; it returns the output and the exit code.
+func signalRun(t *testing.T, argv, env []string, sig syscall.Signal, ready func() bool, what string, within, stopWithin time.Duration) (*framework.Buffer, int) {
+	t.Helper()
 	// Written by the command's copier while the loop below reads it.
 	out := framework.NewBuffer()
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -59,8 +71,8 @@ func interruptRunEnv(t *testing.T, argv, env []string, signal bool, ready func()
 		}
 	}
 	t.Logf("%s after %s", what, time.Since(start).Round(100*time.Millisecond))
-	if signal {
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+	if sig != 0 {
+		if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +84,7 @@ func interruptRunEnv(t *testing.T, argv, env []string, signal bool, ready func()
 		return out, cmd.ProcessState.ExitCode()
 	case <-time.After(stopWithin):
 		kill()
-		t.Fatalf("the run did not stop within %s of Ctrl-C:\n%s", stopWithin, out.String())
+		t.Fatalf("the run did not stop within %s of %v:\n%s", stopWithin, sig, out.String())
 	}
 	return out, -1
 }

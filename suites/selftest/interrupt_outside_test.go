@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -48,12 +47,15 @@ func TestInterruptOutsideRuntimeLeavesNothing(t *testing.T) {
 			runID := fmt.Sprintf("intr-%d-%05d", i, time.Now().Unix()%100000)
 			argv := []string{bin, "-runtime-endpoint=" + endpoint, "-registry-addr=" + os.Getenv("ECTEST_SELFTEST_CONTRACT_REGISTRY"),
 				"-parallel=4", "-ginkgo.label-filter=pid || network || ipc", "-run-id=" + runID, "-report-dir=" + t.TempDir()}
-			out, code := signalRun(t, argv, c.sig, func() bool {
+			out, code := signalRun(t, argv, nil, c.sig, func() bool {
 				sbs, cs := ofSuite(endpoint)
 				return sbs >= c.sandboxes && cs >= c.containers
 			}, fmt.Sprintf("%d sandboxes and %d containers of the run", c.sandboxes, c.containers), 4*time.Minute, 3*time.Minute)
 			if code != framework.ExitRunFailed {
 				t.Errorf("exit %d after %s, want %d", code, c.sig, framework.ExitRunFailed)
+			}
+			if lines := nonEmptyLines(out.String()); len(lines) > 0 && !strings.HasPrefix(lines[len(lines)-1], "ectest: ") {
+				t.Errorf("the last line is not the suite's: %q", lines[len(lines)-1])
 			}
 			if sbs, cs := ofSuite(endpoint); sbs+cs > 0 {
 				t.Errorf("%d sandboxes and %d containers of the suite left in the runtime started outside it", sbs, cs)
@@ -87,48 +89,4 @@ func ofSuite(endpoint string) (sandboxes, containers int) {
 		containers = len(resp.Containers)
 	}
 	return sandboxes, containers
-}
-
-// signalRun starts argv in a process group of its own, sends sig to the
-// group once ready says so, and returns the output and exit code.
-func signalRun(t *testing.T, argv []string, sig syscall.Signal, ready func() bool, what string, within, stopWithin time.Duration) (*framework.Buffer, int) {
-	t.Helper()
-	out := framework.NewBuffer()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	start := time.Now()
-	for !ready() {
-		if time.Since(start) > within {
-			kill()
-			t.Fatalf("%s did not happen within %s:\n%s", what, within, out.String())
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the run ended before it could be signalled (%v):\n%s", err, out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	t.Logf("%s after %s; sending %s", what, time.Since(start).Round(100*time.Millisecond), sig)
-	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-done:
-		lines := nonEmptyLines(out.String())
-		if len(lines) > 0 && !strings.HasPrefix(lines[len(lines)-1], "ectest: ") {
-			t.Errorf("the last line is not the suite's: %q", lines[len(lines)-1])
-		}
-		return out, cmd.ProcessState.ExitCode()
-	case <-time.After(stopWithin):
-		kill()
-		t.Fatalf("the run did not stop within %s of %s:\n%s", stopWithin, sig, out.String())
-	}
-	return out, -1
 }
