@@ -81,6 +81,12 @@ current-context: x
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
 			cmd := exec.Command(suiteBinary(t, c.suite), c.args...)
+			// A working folder of its own: the default report folder
+			// (_artifacts) is then the case's. Cases that get past the
+			// checks (a label filter, a focus) hold it locked, and a
+			// shared one made a parallel case read "in use by another
+			// run" (exit 3) instead of its own bad input.
+			cmd.Dir = t.TempDir()
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
 			var exitErr *exec.ExitError
