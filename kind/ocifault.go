@@ -22,6 +22,11 @@ import (
 type OCIFault struct {
 	Fault  string
 	Binary string
+	// Busybox is a statically linked busybox of this host's, staged
+	// beside the wrapper as "busybox" for the faults that run a program
+	// of their own inside a container (oci-target-behind-init): a node
+	// image has none. "": none staged.
+	Busybox string
 }
 
 // The wrapper's files, as fixtures/ocifault reads them next to its argv[0]
@@ -64,6 +69,15 @@ func stageOCIFault(dir string, f OCIFault) (string, error) {
 	_ = os.Remove(prog)
 	if err := os.WriteFile(prog, data, 0o755); err != nil {
 		return "", err
+	}
+	if f.Busybox != "" {
+		bb, err := os.ReadFile(f.Busybox)
+		if err != nil {
+			return "", fmt.Errorf("the busybox staged for the OCI runtime wrapper: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "busybox"), bb, 0o755); err != nil {
+			return "", err
+		}
 	}
 	cfg, _ := json.Marshal(ociFaultConfig{Runc: ociFaultRunc, StateDir: NodeOCIFaultDir + "/state"})
 	if err := os.WriteFile(filepath.Join(dir, ociFaultConfigFile), cfg, 0o644); err != nil {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/ectest/ectest/fixtures/criproxy"
+	"github.com/ectest/ectest/fixtures/images"
 	"github.com/ectest/ectest/fixtures/ocifault"
 	"github.com/ectest/ectest/fixtures/programs"
 	"github.com/ectest/ectest/framework"
@@ -120,7 +121,7 @@ func main() {
 		}
 		o.CRIProxy = &kind.CRIProxy{Fault: *fault, Binary: self}
 		if f.OCIFault != "" {
-			o.OCIFault = &kind.OCIFault{Fault: f.OCIFault, Binary: self}
+			o.OCIFault = &kind.OCIFault{Fault: f.OCIFault, Binary: self, Busybox: images.DefaultBusybox}
 		}
 	}
 	t, err := kind.ParseTopology(*topology)

@@ -300,7 +300,9 @@ func (f *Framework) outsideSubjects(out *Outside, own []oracle.Process, target *
 		if len(ps) == 0 {
 			return nil, fmt.Errorf("the observer's process is visible in the node's /proc, but no process of %s is", c.Name)
 		}
-		links[c.Name] = fmt.Sprintf("%s (PID %d, %d inside)", ps[0].Namespaces[oracle.PID], ps[0].PID, ps[0].InnerPID())
+		// The identity rule (oracle.WorkloadFirst): the workload decides;
+		// every process carrying the marker is named.
+		links[c.Name] = fmt.Sprintf("%s (%s)", ps[0].Namespaces[oracle.PID], oracle.Carriers(ps))
 		return &ps[0], nil
 	}
 	if target != nil {

@@ -104,7 +104,10 @@ func JudgePID(s PIDSubjects) (View, string) {
 	case s.Target != nil && self.InnerPID() != 1:
 		init := ""
 		if s.Init != nil && !isContainerProcess(*s.Init) {
-			init = fmt.Sprintf(", whose PID 1 is an infra process (%s): the sandbox's namespace without the target", brief(*s.Init))
+			// An infra process, or an init the runtime put before a
+			// container's workload (WorkloadFirst): either way not the
+			// target's namespace.
+			init = fmt.Sprintf(", whose PID 1 is no container's workload (%s)", brief(*s.Init))
 		}
 		return ViewOther, fmt.Sprintf("it is not in the target's %s, nor in a namespace of its own: its process is PID %d of %s%s", s.Target.Namespaces[PID], self.InnerPID(), d, init)
 	}

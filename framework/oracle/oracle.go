@@ -216,7 +216,10 @@ func (p Proc) pids() ([]int, error) {
 // Find reads every process whose command line holds marker as a word of
 // its own (between spaces or at an end, so that a container "target" is
 // not found by its sibling "target2"'s marker), except the reading process
-// itself. Processes that exit meanwhile are left out.
+// itself. Processes that exit meanwhile are left out. They come in the
+// order of the identity rule (WorkloadFirst): the container's workload
+// first, so every judge that takes a container's process takes the same
+// one, whichever subject it is.
 func (p Proc) Find(marker string) ([]Process, error) {
 	if marker == "" {
 		return nil, errors.New("oracle: Find needs a marker")
@@ -243,7 +246,49 @@ func (p Proc) Find(marker string) ([]Process, error) {
 		}
 		out = append(out, proc)
 	}
+	WorkloadFirst(out)
 	return out, nil
+}
+
+// WorkloadFirst orders the processes that carry one container's marker by
+// the identity rule, the same for every subject (the debug container, the
+// target, its siblings, an observer, an exec session): the workload is
+// the process in the deepest PID namespace among them (the most NSpid
+// entries), the earliest started there (a fork of it that still carries
+// its argv comes later). A runtime that runs the container's command
+// behind an init of its own, in a namespace below the one it records for
+// the container, makes the command the workload, not the init: the user
+// targets the workload. The rest follow in the same order; every one is
+// still there to be accounted for (Carriers).
+func WorkloadFirst(ps []Process) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if len(a.NSpid) != len(b.NSpid) {
+			return len(a.NSpid) > len(b.NSpid)
+		}
+		if a.StartTime != b.StartTime {
+			return a.StartTime < b.StartTime
+		}
+		return a.PID < b.PID
+	})
+}
+
+// Carriers is evidence of every process that carries one container's
+// marker, the workload (the first, WorkloadFirst) named as such: where
+// there are several, every one is accounted for.
+func Carriers(ps []Process) string {
+	if len(ps) == 0 {
+		return "no process"
+	}
+	out := fmt.Sprintf("workload PID %d (%d inside, %s)", ps[0].PID, ps[0].InnerPID(), ps[0].Namespaces[PID])
+	if len(ps) > 1 {
+		var rest []string
+		for _, p := range ps[1:] {
+			rest = append(rest, fmt.Sprintf("PID %d (%d inside, %s) %q", p.PID, p.InnerPID(), p.Namespaces[PID], p.Args))
+		}
+		out += "; also carrying its marker: " + strings.Join(rest, ", ")
+	}
+	return out
 }
 
 // Carries reports whether any process but the reader's own has s in its
