@@ -26,30 +26,26 @@ var _ = Describe("Killing debug containers", framework.Label(framework.LabelCRI,
 			if s == nil {
 				return
 			}
+			outside := visibleOutside(ctx, f, s.dbg)
+			carriers := []cri.Carrier{{Path: "the debug container's own process (and its command's child)", Marker: s.dbg.Marker}}
 			b := capability.Observe(capability.PIDTarget).Case("StopContainer of a TARGET debug container")
+			b.Evidence("%s", strings.Join(s.evidence, "\n"))
+			beforeStop(f, b, outside, carriers)
 			if err := f.StopContainer(ctx, s.dbg); err != nil {
 				b.Problem("StopContainer of the debug container failed: %s", cri.StatusText(err))
 			}
-			st, err := f.WaitForState(ctx, s.dbg, runtimeapi.ContainerState_CONTAINER_EXITED, f.Timeouts.ContainerExit)
-			if err != nil {
+			if st, err := f.WaitForState(ctx, s.dbg, runtimeapi.ContainerState_CONTAINER_EXITED, f.Timeouts.ContainerExit); err != nil {
 				b.Problem("the debug container is not reported exited: %s", err.Error())
 			} else {
-				s.evidence = append(s.evidence, fmt.Sprintf("after StopContainer: debug container EXITED, exit code %d, reason %q", st.ExitCode, st.Reason))
+				b.Evidence("after StopContainer: debug container EXITED, exit code %d, reason %q", st.ExitCode, st.Reason)
 			}
-			// The observer shares the namespace; it is there as long as the
-			// target is. Killed processes the target, as PID 1, does not
-			// reap stay as zombies without argv ("[sh]"): they are dead, and
-			// a distroless target's business, not the runtime's.
-			procs, ps, err := f.Processes(ctx, s.observer)
-			if err != nil {
-				b.Problem("after StopContainer the observer in the target's namespace cannot list processes: %v", err)
-			} else {
-				s.evidence = append(s.evidence, "after StopContainer: ps in the observer:\n"+ps)
-				if left := withMarker(procs, s.dbg.Marker); len(left) > 0 {
-					b.Problem("%s", "the debug container's processes are still in the target's namespace after StopContainer: "+strings.Join(left, "; "))
-				}
-			}
-			b.Evidence("%s", strings.Join(s.evidence, "\n"))
+			// Judged from the node's /proc where the processes show there
+			// (the observer, a TARGET container of the same namespace,
+			// looks from inside otherwise). Killed processes the target,
+			// as PID 1, does not reap stay as zombies without argv: they
+			// are dead, and a distroless target's business, not the
+			// runtime's.
+			judgeEnded(ctx, f, b, "after StopContainer", outside, s.observer, carriers)
 			f.Checker.Record(b.Done("stopped as a whole: exited, none of its processes left in the target's namespace"))
 		}, SpecTimeout(framework.DefaultTimeouts.Spec))
 
@@ -218,7 +214,7 @@ func startStopScenario(ctx SpecContext, f *cri.Framework) *stopScenario {
 	// is nobody's PID 1. A runtime that kills only that process leaves the
 	// child in the target's namespace, re-parented to the target.
 	s.dbg = f.StartDebug(ctx, sb, cri.DebugOptions{Name: "debug", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: s.target.ID,
-		Command: []string{"sh", "-c", `sh -c "sleep 86400 & wait" "$0-child" & wait`, f.DebugMarker("debug")}})
+		Command: cri.LiveCommand(f.DebugMarker("debug"))})
 	s.observer = f.StartDebug(ctx, sb, cri.DebugOptions{Name: "observer", PID: cri.Mode(runtimeapi.NamespaceMode_TARGET), TargetID: s.target.ID})
 	var err error
 	s.before, err = f.Status(ctx, s.target)
