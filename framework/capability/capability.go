@@ -163,12 +163,6 @@ var onlyAt = map[Name]Layer{
 	// Only a kubelet starts containers on its own.
 	RemovedStaysGone:  LayerCluster,
 	ExitedStaysExited: LayerCluster,
-	// Judged where the suite makes the sandbox and its cgroup parent and
-	// asks for the credentials itself; the cluster layer's kubectl debug
-	// profiles judge what a profile's security context grants
-	// (debug-profile-grants), and no cluster spec reads a pod's cgroup yet.
-	CgroupPod:   LayerCRI,
-	Credentials: LayerCRI,
 }
 
 // OnlyAt is the one layer a capability is judged at ("" for every layer).

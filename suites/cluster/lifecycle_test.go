@@ -11,6 +11,7 @@ import (
 	"github.com/ectest/ectest/framework"
 	"github.com/ectest/ectest/framework/capability"
 	"github.com/ectest/ectest/framework/kube"
+	"github.com/ectest/ectest/framework/oracle"
 	"github.com/google/go-containerregistry/pkg/name"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -30,7 +31,7 @@ const (
 	lifecycleStatusText      = "status moves to running and then terminated with the process's exit code, output before any attach is in the logs [LIFE-1] [LIFE-4]"
 	lifecyclePullFailText    = "an ephemeral container whose image cannot be pulled is reported waiting, with the pull failure as its reason [LIFE-1]"
 	lifecycleRestartText     = "an exited ephemeral container is never restarted [LIFE-2]"
-	lifecycleSideEffectsText = "adding, running and exiting an ephemeral container changes neither the pod's phase, readiness and conditions nor the target's restart count, start time and container ID [LIFE-3] [LIFE-5]"
+	lifecycleSideEffectsText = "adding, running and exiting an ephemeral container changes neither the pod's phase, readiness and conditions nor the target's restart count, start time, container ID and landing (namespaces, credentials, cgroups, oom_score_adj, read on the node) [LIFE-3] [LIFE-5]"
 	lifecyclePullText        = "the debug image is pulled at debug time: an image pushed after the pod started runs as the ephemeral container [LIFE-6]"
 )
 
@@ -45,7 +46,7 @@ var _ = Describe("Ephemeral container lifecycle", framework.Label(framework.Labe
 		entries = append(entries, Entry("restartPolicy "+string(policy), policy, SpecTimeout(framework.DefaultTimeouts.Spec)))
 	}
 	DescribeTable(lifecycleRestartText, Label(string(capability.ExitedStaysExited)), func(ctx SpecContext, policy corev1.RestartPolicy) { lifecycleNeverRestarted(ctx, onCluster, policy) }, entries)
-	It(lifecycleSideEffectsText, func(ctx SpecContext) { lifecycleSideEffects(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
+	It(lifecycleSideEffectsText, framework.Label(string(capability.NoSideEffects)), func(ctx SpecContext) { lifecycleSideEffects(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
 	It(lifecyclePullText, func(ctx SpecContext) { lifecyclePullAtDebugTime(ctx, onCluster) }, SpecTimeout(framework.DefaultTimeouts.Spec))
 })
 
@@ -271,6 +272,14 @@ func lifecycleSideEffects(ctx SpecContext, at placement) {
 		case now[0].Stopped():
 			b.Problem("while debugged, the target's process is stopped: %s", now[0])
 		}
+		if len(now) > 0 {
+			// Its whole landing record too: namespaces, credentials,
+			// cgroups, oom_score_adj (oracle.Differences), as the CRI
+			// layer compares it.
+			for _, d := range oracle.Differences(was, now[0]) {
+				b.Problem("while debugged: the target's process has %s", d)
+			}
+		}
 	}
 	_, stderr, err := f.Exec(ctx, pod.Name, "debugger", nil, false, "touch", "/tmp/exit")
 	Expect(err).NotTo(HaveOccurred(), stderr)
@@ -280,6 +289,25 @@ func lifecycleSideEffects(ctx SpecContext, at placement) {
 	})
 	Expect(kube.EphemeralStatus(after, "debugger").State.Terminated.ExitCode).To(BeEquivalentTo(3))
 	Expect(conditionsSummary(after)).To(Equal(before), "pod phase or conditions changed after the ephemeral container exited")
+	if unavailable == "" && len(nodeBefore.Found[targetMarker]) > 0 {
+		// After the ephemeral container exited (the kubelet never removes
+		// it while the pod lives): the same process, with the same landing.
+		was := nodeBefore.Found[targetMarker][0]
+		nodeAfter, why := f.NodeReport(ctx, pod, targetMarker)
+		Expect(why).To(BeEmpty(), "the node observer answered before the ephemeral container, not after it")
+		now := nodeAfter.Found[targetMarker]
+		b.Evidence("the target's process, read on the node after the ephemeral container exited: %v", now)
+		switch {
+		case len(now) == 0:
+			b.Problem("after the ephemeral container exited, the target's process is gone from the node")
+		case now[0].PID != was.PID || now[0].StartTime != was.StartTime:
+			b.Problem("after the ephemeral container exited, the target's process was replaced: %s, before %s", now[0], was)
+		default:
+			for _, d := range oracle.Differences(was, now[0]) {
+				b.Problem("after the ephemeral container exited: the target's process has %s", d)
+			}
+		}
+	}
 	b.Evidence("the target container: before %s; while the ephemeral container ran %s; after %s", beforeTarget, targetSummary(running), targetSummary(after))
 	b.Check(targetSummary(running) == beforeTarget, "the target container was affected while the ephemeral container ran: %s, before %s", targetSummary(running), beforeTarget)
 	b.Check(targetSummary(after) == beforeTarget, "the target container was affected: %s, before %s", targetSummary(after), beforeTarget)
