@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -102,16 +103,46 @@ func removeEmptyCgroups(mounts []string, dir string, poll, settle time.Duration)
 		})
 		for i := len(dirs) - 1; i >= 0; i-- {
 			var err error
-			_ = wait.PollUntilContextTimeout(context.Background(), poll, settle, true, func(context.Context) (bool, error) {
-				err = os.Remove(dirs[i])
-				return !errors.Is(err, syscall.EBUSY), nil
-			})
+			remove := func() {
+				_ = wait.PollUntilContextTimeout(context.Background(), poll, settle, true, func(context.Context) (bool, error) {
+					err = os.Remove(dirs[i])
+					return !errors.Is(err, syscall.EBUSY), nil
+				})
+			}
+			remove()
+			if errors.Is(err, syscall.EBUSY) && endProcessesIn(dirs[i]) {
+				// Processes no container of the runtime's holds any more
+				// (Down runs after every container and sandbox of the run
+				// was removed): a runc init of a CreateContainer the
+				// interrupt cancelled mid-way lingered here for over a
+				// minute with containerd 2. The run's cgroup is the run's:
+				// what is in it ends with it.
+				remove()
+			}
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				left = append(left, fmt.Sprintf("%s: %v", dirs[i], err))
 			}
 		}
 	}
 	return left
+}
+
+// endProcessesIn kills the processes in the cgroup dir (its cgroup.procs)
+// and says whether there were any.
+func endProcessesIn(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return false
+	}
+	pids := strings.Fields(string(b))
+	for _, p := range pids {
+		if pid, err := strconv.Atoi(p); err == nil && pid > 1 {
+			if proc, err := os.FindProcess(pid); err == nil {
+				_ = proc.Kill() // SIGKILL
+			}
+		}
+	}
+	return len(pids) > 0
 }
 
 // RemoveRunCgroups removes, at the end of a run against a runtime on this
